@@ -1,0 +1,109 @@
+"""The corpus-hygiene Prefect flow: discover → process each file (mapped) → assemble → publish → report.
+
+Thin on purpose: every stage is a plain function in ``corpus_hygiene``; this module only wires them,
+times them, and turns expected failures into a Failed state with a one-line message.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.logging import get_run_logger
+from prefect.states import Completed, Failed
+
+from corpus_hygiene.assemble import AccountingError, Assembled, assemble
+from corpus_hygiene.checks import Policy, load_policy
+from corpus_hygiene.dataset import PublishError, publish
+from corpus_hygiene.ingest import Discovery, InputRootError, discover
+from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
+from corpus_hygiene.models import FileResult, SourceFile
+from corpus_hygiene.process import process_file
+from corpus_hygiene.report import write_reports
+from corpus_hygiene.runinfo import new_run_id
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    run_id: str
+    ok: bool
+    message: str
+    dataset_dir: str | None = None
+    report: str | None = None
+    counts: dict | None = None
+
+
+@task(name="discover_sources", cache_policy=NO_CACHE)
+def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
+    return discover(input_dir, max_bytes)
+
+
+@task(name="process_file", cache_policy=NO_CACHE, task_run_name="process {source.rel_path}")
+def process_file_task(source: SourceFile, policy: Policy) -> FileResult:
+    return process_file(source, policy)
+
+
+@task(name="assemble_dataset", cache_policy=NO_CACHE)
+def assemble_dataset(results: list[FileResult], discovery: Discovery) -> Assembled:
+    return assemble(results, discovery.refused, discovery.skipped)
+
+
+@task(name="publish_dataset", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1,
+      retry_condition_fn=lambda task, run, state: isinstance(state.result(raise_on_failure=False), OSError))
+def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, manifest: dict) -> str:
+    tables = {"records": asm.records, "duplicates": asm.duplicates, "quarantine": asm.quarantine}
+    return str(publish(dataset_dir, run_id, tables, manifest))
+
+
+@task(name="write_report", cache_policy=NO_CACHE)
+def write_report(reports_dir: str, metrics: dict, asm: Assembled) -> str:
+    return str(write_reports(reports_dir, metrics, asm.quarantine, asm.duplicates))
+
+
+@flow(name="corpus-hygiene", log_prints=True)
+def hygiene_flow(
+    input_dir: str,
+    dataset_dir: str = "data/clean",
+    reports_dir: str = "reports",
+    policy_path: str | None = None,
+    max_file_mb: float | None = None,
+):
+    logger = get_run_logger()
+    run_id = new_run_id()
+    timings: dict[str, float] = {}
+
+    def timed(stage: str, fn, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+    try:
+        policy = load_policy(policy_path)
+        max_bytes = int(max_file_mb * 1024 * 1024) if max_file_mb else policy.max_file_bytes
+        discovery = timed("discover", discover_sources, input_dir, max_bytes)
+        futures = process_file_task.map(discovery.files, policy=policy)
+        results = timed("process_files", lambda: [f.result() for f in futures])
+        asm = timed("assemble", assemble_dataset, results, discovery)
+    except (InputRootError, AccountingError) as exc:
+        return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+
+    metrics = build_metrics(run_id=run_id, input_dir=input_dir, dataset_dir=dataset_dir, asm=asm, policy=policy,
+                            stage_seconds=timings, outcome="published")
+    try:
+        version = timed("publish", publish_dataset, dataset_dir, run_id, asm, manifest_from_metrics(metrics))
+    except (PublishError, OSError) as exc:
+        metrics["outcome"] = f"not published: {exc}"
+        write_report(reports_dir, metrics, asm)
+        return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+    metrics["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
+    page = write_report(reports_dir, metrics, asm)
+    c = asm.counts
+    message = (f"{c['ingested']} records from {c['files']} files: {c['kept']} kept, {c['duplicates']} duplicates, "
+               f"{c['quarantined']} quarantined")
+    logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
+    return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir, page, c))

@@ -1,0 +1,153 @@
+"""Gather: per-file results → the three output tables, with the accounting identity checked.
+
+This is the only global step: exact duplicates are collapsed across all files here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from corpus_hygiene.dedup.exact import DuplicateOf, group_exact
+from corpus_hygiene.dedup.keys import record_id
+from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
+
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def count_words(text: str) -> int:
+    """Words in space-delimited scripts; each CJK character counts as one word.
+
+    >>> count_words("We use BERT-base 模型训练")
+    7
+    """
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + len(_WORD.findall(_CJK_CHAR.sub(" ", text)))
+
+
+class AccountingError(Exception):
+    """ingested != kept + duplicates + quarantined: some record went missing or was counted twice."""
+
+
+@dataclass(slots=True)
+class Assembled:
+    records: list[dict] = field(default_factory=list)
+    duplicates: list[dict] = field(default_factory=list)
+    quarantine: list[dict] = field(default_factory=list)
+    sources: list[SourceReport] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    quarantine_reasons: dict[str, int] = field(default_factory=dict)
+    fix_counts: dict[str, int] = field(default_factory=dict)
+
+
+def _ref(file: str, line: int | None) -> str:
+    return f"{file}:{line}" if line is not None else file
+
+
+def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
+    also_in = sorted((d.record.ref for d in dups), key=lambda r: (r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1])))
+    return {
+        "record_id": record_id(rec.dedup_key),
+        "source_file": rec.source_file,
+        "source_line": rec.source_line,
+        "venue": rec.venue,
+        "year": rec.year,
+        "header_label": rec.header_label,
+        "header_lang": rec.header_lang,
+        "text": rec.text,
+        "text_raw": rec.text_raw,
+        "lang": rec.lang,
+        "lang_confidence": rec.lang_confidence,
+        "n_chars": len(rec.text),
+        "n_words": count_words(rec.text),
+        "fixes": list(rec.fixes),
+        "dup_count": len(dups),
+        "also_in": also_in,
+    }
+
+
+def _quarantine_row(rej: Rejected) -> dict:
+    return {
+        "source_file": rej.source_file,
+        "source_line": rej.source_line,
+        "reason": rej.reason,
+        "detail": rej.detail,
+        "text_raw": rej.text_raw,
+    }
+
+
+def assemble(results: list[FileResult], refused: list[Rejected], skipped: list[str] = ()) -> Assembled:
+    """Deduplicate across files and lay out the output tables, sorted by provenance."""
+    out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
+    records = [rec for r in results for rec in r.records]
+    rejected = list(refused) + [rej for r in results for rej in r.rejected]
+
+    kept, dups = group_exact(records)
+    by_canonical: dict[int, list[DuplicateOf]] = {}
+    for d in dups:
+        by_canonical.setdefault(id(d.canonical), []).append(d)
+    out.records = [_record_row(rec, by_canonical.get(id(rec), [])) for rec in kept]
+    out.records.sort(key=lambda r: (r["source_file"], r["source_line"]))
+    out.duplicates = sorted(
+        (
+            {
+                "source_file": d.record.source_file,
+                "source_line": d.record.source_line,
+                "canonical_id": record_id(d.canonical.dedup_key),
+                "canonical_ref": d.canonical.ref,
+                "kind": d.kind,
+                "similarity": d.similarity,
+                "text_raw": d.record.text_raw,
+            }
+            for d in dups
+        ),
+        key=lambda r: (r["source_file"], r["source_line"]),
+    )
+    out.quarantine = sorted(
+        (_quarantine_row(rej) for rej in rejected),
+        key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),
+    )
+    out.quarantine_reasons = dict(sorted(Counter(q["reason"] for q in out.quarantine).items()))
+    out.fix_counts = dict(sorted(Counter(f for r in out.records for f in r["fixes"]).items()))
+
+    # Accounting: every paragraph of every readable file, and every refused file, exactly once.
+    expected = Counter()
+    for r in results:
+        if r.source.problem and r.source.problem != "no_header":
+            expected[_ref(r.source.source_file, None)] += 1
+        expected.update(_ref(x.source_file, x.source_line) for x in r.records)
+        expected.update(_ref(x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
+    expected.update(_ref(x.source_file, None) for x in refused)
+    seen = Counter(_ref(row["source_file"], row["source_line"]) for row in out.records)
+    seen.update(_ref(row["source_file"], row["source_line"]) for row in out.duplicates)
+    seen.update(_ref(row["source_file"], row["source_line"]) for row in out.quarantine)
+    ingested = sum(r.source.n_paragraphs for r in results) + sum(
+        1 for r in results if r.source.problem and r.source.problem != "no_header"
+    ) + len(refused)
+    out.counts = {
+        "files": len(results) + len(refused),
+        "files_read": sum(1 for r in results if r.source.problem is None),
+        "ingested": ingested,
+        "kept": len(out.records),
+        "duplicates": len(out.duplicates),
+        "quarantined": len(out.quarantine),
+    }
+    check_accounting(out.counts, expected, seen)
+    return out
+
+
+def check_accounting(counts: dict[str, int], expected: Counter, seen: Counter) -> None:
+    missing = sorted(expected - seen)
+    extra = sorted(seen - expected)
+    total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
+    if missing or extra or total != counts["ingested"]:
+        parts = [f"ingested {counts['ingested']} != kept {counts['kept']} + duplicates "
+                 f"{counts['duplicates']} + quarantined {counts['quarantined']} ({total})"]
+        if missing:
+            parts.append(f"missing: {', '.join(missing[:20])}{' …' if len(missing) > 20 else ''}")
+        if extra:
+            parts.append(f"counted twice or unknown: {', '.join(extra[:20])}")
+        raise AccountingError("; ".join(parts))

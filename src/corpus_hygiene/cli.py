@@ -1,0 +1,88 @@
+"""The ``hygiene`` command: a thin layer over the library and the flow; errors become one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from corpus_hygiene import __version__
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from corpus_hygiene.settings import apply_prefect_defaults
+
+    apply_prefect_defaults()
+    if not Path(args.input_dir).is_dir():
+        print(f"hygiene: error: input folder {args.input_dir!r} does not exist or is not a folder", file=sys.stderr)
+        return 2
+    from corpus_hygiene.flows.hygiene import hygiene_flow
+
+    state = hygiene_flow(
+        input_dir=args.input_dir,
+        dataset_dir=args.dataset_dir,
+        reports_dir=args.reports_dir,
+        policy_path=args.policy,
+        max_file_mb=args.max_file_mb,
+        return_state=True,
+    )
+    outcome = state.result(raise_on_failure=False)
+    if state.is_completed() and getattr(outcome, "ok", False):
+        print(f"run {outcome.run_id}: {outcome.message}")
+        print(f"dataset: {Path(outcome.dataset_dir).resolve()}")
+        print(f"report:  {Path(outcome.report).resolve()}")
+        return 0
+    print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
+    return 1
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from corpus_hygiene.dataset import DatasetError, verify_checksums
+
+    try:
+        manifest = verify_checksums(args.dataset_dir)
+    except DatasetError as exc:
+        print(f"hygiene: invalid dataset: {exc}", file=sys.stderr)
+        return 1
+    counts = manifest.get("counts", {})
+    print(f"{args.dataset_dir}: run {manifest['run_id']}, schema v{manifest['schema_version']}, "
+          f"{counts.get('kept', '?')} records; checksums match the manifest")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hygiene",
+        description="Turn a folder of raw abstract lists into a clean, deduplicated, validated Parquet "
+        "dataset and an HTML quality report.",
+    )
+    parser.add_argument("--version", action="version", version=f"corpus-hygiene {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the pipeline (a Prefect flow) on a folder of source files",
+                         description="Run the pipeline on INPUT_DIR: every file under it, recursively. "
+                         "Exit 0 when the run completed (even with quarantined input), 1 when it failed.")
+    run.add_argument("input_dir", metavar="INPUT_DIR", help="folder of source files (any encoding)")
+    run.add_argument("--dataset-dir", default="data/clean",
+                     help="where the dataset is published (a symlink to the current version; default: %(default)s)")
+    run.add_argument("--reports-dir", default="reports", help="where HTML reports go (default: %(default)s)")
+    run.add_argument("--policy", default=None, help="policy TOML file (default: the bundled checks/policy.toml)")
+    run.add_argument("--max-file-mb", type=float, default=None,
+                     help="refuse files larger than this many MB (default: from the policy)")
+    run.set_defaults(func=_cmd_run)
+
+    val = sub.add_parser("validate", help="check a published dataset against its manifest",
+                         description="Re-check a published dataset: manifest present, schema version, "
+                         "every file's checksum. Exit 1 with the reason when anything is wrong.")
+    val.add_argument("dataset_dir", metavar="DATASET_DIR")
+    val.set_defaults(func=_cmd_validate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""The published dataset: Arrow schemas of the output contract, atomic publishing, and reading back.
+
+Layout on disk. DATASET_DIR is a symlink to one complete version folder beside it:
+
+    data/clean -> .clean.versions/20261202T180102Z-3fa2c1
+    data/.clean.versions/20261202T180102Z-3fa2c1/{records,duplicates,quarantine}.parquet, manifest.json
+
+A new version is written in full (files fsynced, manifest last), then the symlink is replaced with
+``os.replace`` — one atomic rename. A crash at any moment leaves DATASET_DIR pointing at either the
+previous complete version or the new one; readers never see a half-written dataset. The previous
+version is kept for one more run so a reader holding it open is not cut off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 1
+KEEP_VERSIONS = 2
+
+RECORDS_SCHEMA = pa.schema(
+    [
+        pa.field("record_id", pa.string(), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int32(), nullable=False),
+        pa.field("venue", pa.string()),
+        pa.field("year", pa.int32()),
+        pa.field("header_label", pa.string(), nullable=False),
+        pa.field("header_lang", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("text_raw", pa.string(), nullable=False),
+        pa.field("lang", pa.string(), nullable=False),
+        pa.field("lang_confidence", pa.float64(), nullable=False),
+        pa.field("n_chars", pa.int32(), nullable=False),
+        pa.field("n_words", pa.int32(), nullable=False),
+        pa.field("fixes", pa.list_(pa.string()), nullable=False),
+        pa.field("dup_count", pa.int32(), nullable=False),
+        pa.field("also_in", pa.list_(pa.string()), nullable=False),
+    ]
+)
+DUPLICATES_SCHEMA = pa.schema(
+    [
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int32(), nullable=False),
+        pa.field("canonical_id", pa.string(), nullable=False),
+        pa.field("canonical_ref", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("text_raw", pa.string(), nullable=False),
+    ]
+)
+QUARANTINE_SCHEMA = pa.schema(
+    [
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int32()),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("detail", pa.string(), nullable=False),
+        pa.field("text_raw", pa.string()),
+    ]
+)
+TABLES = {"records": RECORDS_SCHEMA, "duplicates": DUPLICATES_SCHEMA, "quarantine": QUARANTINE_SCHEMA}
+
+
+class PublishError(Exception):
+    """The dataset folder cannot be published to (say why and what to do)."""
+
+
+class DatasetError(Exception):
+    """A published dataset is missing, incomplete, or does not match its manifest."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_table(rows: list[dict], schema: pa.Schema, path: Path) -> None:
+    """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given."""
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, path, compression="zstd", write_statistics=True, use_dictionary=True)
+    with open(path, "rb+") as fh:
+        os.fsync(fh.fileno())
+
+
+def versions_dir(dataset_dir: Path) -> Path:
+    return dataset_dir.parent / f".{dataset_dir.name}.versions"
+
+
+def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
+    """Make room for the symlink when DATASET_DIR is a real folder (first run, or a copied dataset)."""
+    if dataset_dir.is_symlink() or not dataset_dir.exists():
+        return
+    if not dataset_dir.is_dir():
+        raise PublishError(f"{dataset_dir} exists and is not a folder; choose another --dataset-dir")
+    contents = list(dataset_dir.iterdir())
+    if not contents:
+        dataset_dir.rmdir()
+        return
+    if not (dataset_dir / "manifest.json").is_file():
+        raise PublishError(
+            f"{dataset_dir} holds files that are not a corpus-hygiene dataset; "
+            "choose an empty or new --dataset-dir"
+        )
+    # A real folder holding an earlier dataset: move it among the versions, then link to it, so the
+    # swap below stays a single rename.
+    legacy = versions / "00000000T000000Z-adopted"  # sorts before every run id
+    shutil.rmtree(legacy, ignore_errors=True)
+    os.rename(dataset_dir, legacy)
+    os.symlink(os.path.relpath(legacy, dataset_dir.parent), dataset_dir)
+
+
+def publish(
+    dataset_dir: Path | str,
+    run_id: str,
+    tables: dict[str, list[dict]],
+    manifest: dict,
+    checkpoint: Callable[[str], None] = lambda step: None,
+) -> Path:
+    """Write a complete new version and switch DATASET_DIR to it atomically. Returns the version path.
+
+    ``checkpoint(step)`` is called between steps; tests use it to kill the process at every point.
+    """
+    dataset_dir = Path(dataset_dir)
+    dataset_dir.parent.mkdir(parents=True, exist_ok=True)
+    versions = versions_dir(dataset_dir)
+    versions.mkdir(exist_ok=True)
+    for stale in versions.glob("*.partial"):  # left by a run that died mid-publish
+        shutil.rmtree(stale, ignore_errors=True)
+    _adopt_existing(dataset_dir, versions)
+
+    staging = versions / f"{run_id}.partial"
+    staging.mkdir()
+    outputs = {}
+    for name, schema in TABLES.items():
+        path = staging / f"{name}.parquet"
+        write_table(tables[name], schema, path)
+        outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(tables[name])}
+        checkpoint(f"wrote {name}")
+    full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=run_id, outputs=outputs)
+    tmp = staging / "manifest.json.tmp"
+    tmp.write_text(json.dumps(full_manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, staging / "manifest.json")
+    _fsync_dir(staging)
+    checkpoint("wrote manifest")
+
+    final = versions / run_id
+    os.rename(staging, final)
+    _fsync_dir(versions)
+    checkpoint("version complete")
+
+    link_tmp = dataset_dir.parent / f".{dataset_dir.name}.link-{run_id}"
+    if link_tmp.is_symlink():
+        link_tmp.unlink()
+    os.symlink(os.path.relpath(final, dataset_dir.parent), link_tmp)
+    checkpoint("link ready")
+    os.replace(link_tmp, dataset_dir)  # the atomic switch
+    _fsync_dir(dataset_dir.parent)
+    checkpoint("switched")
+    _prune(versions, keep={final.name, _previous_name(versions, final)})
+    return final
+
+
+def _previous_name(versions: Path, current: Path) -> str | None:
+    done = sorted(p.name for p in versions.iterdir() if p.is_dir() and p.name != current.name
+                  and not p.name.endswith(".partial"))
+    return done[-1] if done else None
+
+
+def _prune(versions: Path, keep: set) -> None:
+    done = sorted(p for p in versions.iterdir() if p.is_dir() and not p.name.endswith(".partial"))
+    for path in done[: max(0, len(done) - KEEP_VERSIONS)]:
+        if path.name not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def load_manifest(dataset_dir: Path | str) -> dict:
+    path = Path(dataset_dir) / "manifest.json"
+    if not path.is_file():
+        raise DatasetError(f"{dataset_dir} has no manifest.json: not a published corpus-hygiene dataset")
+    return json.loads(path.read_text("utf-8"))
+
+
+def verify_checksums(dataset_dir: Path | str) -> dict:
+    """Check every output file against the manifest; return the manifest."""
+    dataset_dir = Path(dataset_dir)
+    manifest = load_manifest(dataset_dir)
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise DatasetError(
+            f"schema version {manifest.get('schema_version')!r} in {dataset_dir}, this code reads "
+            f"version {SCHEMA_VERSION}"
+        )
+    for name, meta in manifest["outputs"].items():
+        path = dataset_dir / name
+        if not path.is_file():
+            raise DatasetError(f"{path} is listed in the manifest but missing")
+        if sha256_file(path) != meta["sha256"]:
+            raise DatasetError(f"{path} does not match its checksum in the manifest (modified after publishing)")
+    return manifest
+
+
+def read_dataset(dataset_dir: Path | str):
+    """The kept records of a published dataset as a pandas DataFrame, after checking checksums."""
+    verify_checksums(dataset_dir)
+    return pq.read_table(Path(dataset_dir) / "records.parquet").to_pandas()

@@ -1,0 +1,1 @@
+"""Duplicate detection: exact keys now; MinHash near-duplicates plug in beside them."""

@@ -1,0 +1,165 @@
+"""Bytes → text, with the encoding used and how sure we are of it.
+
+Order: BOM (UTF-8/16/32) → strict UTF-8 → UTF-16 without BOM (NUL-byte pattern) → charset detection
+(charset-normalizer) among the encodings abstracts are actually written in. A file that fails all of
+these, or that decodes to text full of control characters, is binary.
+
+What this wrapper adds to charset-normalizer: BOM and UTF-8 short-cuts (exact, and ~100× faster),
+a candidate list that never yields latin-1 where cp1252 fits (latin-1 maps the cp1252 curly quotes
+0x91–0x94 to invisible C1 controls), repair of a sequence cut off at the end of a file, and the
+binary-content rule.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from charset_normalizer import from_bytes
+
+from corpus_hygiene.models import Decoded
+
+_BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
+    (codecs.BOM_UTF32_LE, "utf_32_le", "utf_32"),
+    (codecs.BOM_UTF32_BE, "utf_32_be", "utf_32"),
+    (codecs.BOM_UTF8, "utf_8", "utf_8_sig"),
+    (codecs.BOM_UTF16_LE, "utf_16_le", "utf_16"),
+    (codecs.BOM_UTF16_BE, "utf_16_be", "utf_16"),
+)
+
+# Encodings charset detection may choose from. Order matters only for ties.
+CANDIDATE_ENCODINGS = (
+    "cp1252",
+    "gb18030",
+    "big5",
+    "shift_jis",
+    "euc_jp",
+    "cp949",
+    "cp1251",
+    "koi8_r",
+    "cp1250",
+    "cp1253",
+    "cp1254",
+    "iso8859_15",
+)
+
+# C0 controls other than tab, LF, VT, FF, CR; plus DEL and the C1 block.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+MAX_CONTROL_SHARE = 0.01
+
+
+class BinaryContent(Exception):
+    """The bytes are not text in any encoding we accept."""
+
+
+def _decode_unit_tail(data: bytes, codec: str, unit: int) -> tuple[str, tuple[str, ...]]:
+    """Decode a UTF-16/32 body; an odd byte count at the end is dropped and recorded."""
+    cut = len(data) - len(data) % unit
+    text = data[:cut].decode(codec)
+    return text, (("truncated_tail",) if cut != len(data) else ())
+
+
+def _strict_utf8(data: bytes) -> tuple[str, tuple[str, ...]] | None:
+    try:
+        return data.decode("utf_8"), ()
+    except UnicodeDecodeError as exc:
+        # A multi-byte sequence cut off by truncation: the last 1-3 bytes are an incomplete lead.
+        if exc.reason == "unexpected end of data" and exc.end == len(data):
+            return data[: exc.start].decode("utf_8") + "\ufffd", ("truncated_tail",)
+    return None
+
+
+def _mostly_utf8(data: bytes) -> tuple[str, tuple[str, ...]] | None:
+    """UTF-8 with a few stray single-byte characters (files edited in two editors).
+
+    When under 1 in 200 bytes are invalid, we keep UTF-8 and read each invalid byte as cp1252.
+    """
+    bad = 0
+
+    def handler(exc: UnicodeDecodeError) -> tuple[str, int]:
+        nonlocal bad
+        bad += exc.end - exc.start
+        return exc.object[exc.start : exc.end].decode("cp1252", errors="replace"), exc.end
+
+    codecs.register_error("corpus_hygiene_cp1252_bytes", handler)
+    text = data.decode("utf_8", errors="corpus_hygiene_cp1252_bytes")
+    if bad == 0 or bad * 200 > len(data) or not re.search(rb"[\xc2-\xf4][\x80-\xbf]", data):
+        return None
+    return text, (f"invalid_utf8_bytes_as_cp1252:{bad}",)
+
+
+def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-16 text with no BOM shows NULs at every other byte for ASCII-range characters."""
+    if len(data) < 4:
+        return None
+    sample = data[:4096]
+    even_nul = sample[0::2].count(0) / max(1, len(sample[0::2]))
+    odd_nul = sample[1::2].count(0) / max(1, len(sample[1::2]))
+    for codec, nul_share, other in (("utf_16_le", odd_nul, even_nul), ("utf_16_be", even_nul, odd_nul)):
+        if nul_share > 0.3 and other < 0.05:
+            try:
+                return _decode_unit_tail(data, codec, 2)[0], codec
+            except UnicodeDecodeError:
+                return None
+    return None
+
+
+def _check_not_binary(text: str) -> None:
+    if not text:
+        return
+    controls = len(_CONTROL.findall(text[:200_000]))
+    if controls / min(len(text), 200_000) > MAX_CONTROL_SHARE:
+        raise BinaryContent(
+            f"{controls} control characters in the first {min(len(text), 200_000):,} characters; "
+            "this is not a text file"
+        )
+
+
+def decode_bytes(data: bytes) -> Decoded:
+    """Decode one file's bytes. Raises BinaryContent for anything that is not text.
+
+    >>> decode_bytes("Déjà vu".encode("utf-8")).encoding
+    'utf_8'
+    >>> decode_bytes(b"\\x93quoted\\x94 text in a Windows code page").text[:8]
+    '“quoted”'
+    """
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            body = data[len(bom) :]
+            unit = 4 if "32" in codec else 2 if "16" in codec else 1
+            try:
+                if unit == 1:
+                    decoded = _strict_utf8(body) or (body.decode("utf_8", errors="replace"), ("replaced_invalid_utf8",))
+                    text, repairs = decoded
+                else:
+                    text, repairs = _decode_unit_tail(body, codec, unit)
+            except UnicodeDecodeError as exc:
+                raise BinaryContent(f"starts with a {name} byte-order mark but is not valid {name}: {exc.reason}")
+            _check_not_binary(text)
+            return Decoded(text=text, encoding=name, confidence=1.0, repairs=("bom",) + repairs)
+
+    utf8 = _strict_utf8(data)
+    if utf8 is not None:
+        _check_not_binary(utf8[0])
+        return Decoded(text=utf8[0], encoding="utf_8", confidence=1.0, repairs=utf8[1])
+
+    if b"\x00" in data:
+        found = _utf16_without_bom(data)
+        if found is None:
+            raise BinaryContent("contains NUL bytes and is not UTF-16 text")
+        text, codec = found
+        _check_not_binary(text)
+        return Decoded(text=text, encoding=codec, confidence=0.9, repairs=("utf16_without_bom",))
+
+    mostly = _mostly_utf8(data)
+    if mostly is not None:
+        _check_not_binary(mostly[0])
+        return Decoded(text=mostly[0], encoding="utf_8", confidence=0.9, repairs=mostly[1])
+
+    best = from_bytes(data, cp_isolation=list(CANDIDATE_ENCODINGS)).best()
+    if best is None:
+        raise BinaryContent("no text encoding fits these bytes")
+    text = str(best)
+    _check_not_binary(text)
+    confidence = round(max(0.0, 1.0 - float(best.chaos)), 3)  # chaos: charset-normalizer's mess ratio
+    return Decoded(text=text, encoding=codecs.lookup(best.encoding).name.replace("-", "_"), confidence=confidence)

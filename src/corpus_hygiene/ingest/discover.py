@@ -1,0 +1,135 @@
+"""Find the input files under a root folder, safely.
+
+Rules (each one a test in tests/test_discover.py):
+- every regular file under the root, recursively, sorted by its relative path (code-point order of
+  the "/"-joined path, so the order does not depend on the filesystem or the platform);
+- symlinks are never followed. One that resolves inside the root is redundant (its target is read
+  through its real path) and is listed as skipped; one that resolves outside the root, loops, or
+  dangles becomes a file-level quarantine row;
+- FIFOs, sockets and devices are refused without being opened (opening a FIFO would hang);
+- files larger than ``max_bytes`` are refused as ``oversized_file``; empty files as ``empty_file``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from corpus_hygiene.models import Rejected, SourceFile
+from corpus_hygiene.reasons import Reason
+
+
+@dataclass(slots=True)
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    refused: list[Rejected] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # symlinks that point back inside the root
+
+
+class InputRootError(Exception):
+    """The input folder itself cannot be used (missing, not a folder)."""
+
+
+def _refuse(rel: str, reason: Reason, detail: str) -> Rejected:
+    return Rejected(source_file=rel, source_line=None, reason=reason.value, detail=detail)
+
+
+def _classify_symlink(path: Path, root: Path, rel: str) -> Rejected | None:
+    """None when the link points back inside the root (nothing is lost by skipping it)."""
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return _refuse(rel, Reason.BROKEN_SYMLINK, f"symlink to {os.readlink(path)!r}, which does not exist")
+    except (RuntimeError, OSError) as exc:  # RuntimeError on 3.11-3.12, OSError(ELOOP) on 3.13+
+        if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:
+            return _refuse(rel, Reason.SYMLINK_LOOP, "symlink loop: the link resolves to itself")
+        return _refuse(rel, Reason.UNREADABLE_FILE, f"symlink could not be resolved: {exc}")
+    if target == root or root in target.parents:
+        return None
+    return _refuse(
+        rel,
+        Reason.SYMLINK_OUTSIDE_ROOT,
+        f"symlink to {target}, outside the input folder; not read (copy the file in to include it)",
+    )
+
+
+def discover(root: Path | str, max_bytes: int) -> Discovery:
+    root_path = Path(root)
+    if not root_path.exists():
+        raise InputRootError(f"input folder {str(root)!r} does not exist")
+    root_path = root_path.resolve()
+    if not root_path.is_dir():
+        raise InputRootError(f"input {str(root)!r} is not a folder; pass the folder that holds the files")
+
+    out = Discovery()
+    entries: list[tuple[str, Path]] = []
+
+    def unreadable_folder(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root_path).as_posix() if exc.filename else "."
+        out.refused.append(_refuse(rel, Reason.UNREADABLE_FILE, f"cannot list the folder: {exc.strerror}"))
+
+    # os.walk with followlinks=False never descends into a symlinked folder, so it cannot loop.
+    for dirpath, dirnames, filenames in os.walk(root_path, followlinks=False, onerror=unreadable_folder):
+        base = Path(dirpath)
+        for name in dirnames + filenames:
+            path = base / name
+            if name in dirnames and not path.is_symlink():
+                continue  # a real folder: walked into
+            entries.append((path.relative_to(root_path).as_posix(), path))
+
+    for rel, path in sorted(entries, key=lambda e: e[0]):
+        try:
+            st = path.lstat()
+        except OSError as exc:
+            out.refused.append(_refuse(rel, Reason.UNREADABLE_FILE, f"cannot stat the file: {exc.strerror}"))
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            refusal = _classify_symlink(path, root_path, rel)
+            if refusal is None:
+                out.skipped.append(rel)
+            else:
+                out.refused.append(refusal)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            out.refused.append(
+                _refuse(rel, Reason.NOT_REGULAR_FILE, "not a regular file (FIFO, socket or device); not opened")
+            )
+            continue
+        if st.st_size > max_bytes:
+            out.refused.append(
+                _refuse(
+                    rel,
+                    Reason.OVERSIZED_FILE,
+                    f"file is {st.st_size:,} bytes, over the limit of {max_bytes:,} "
+                    "(raise it with --max-file-mb)",
+                )
+            )
+            continue
+        out.files.append(SourceFile(rel_path=rel, abs_path=path, size=st.st_size))
+    return out
+
+
+def read_bytes(source: SourceFile, max_bytes: int) -> bytes:
+    """Read a discovered file without following a symlink swapped in after discovery.
+
+    O_NOFOLLOW refuses a path that became a link; O_NONBLOCK keeps a path that became a FIFO from
+    blocking the open. The size limit is enforced again on the bytes actually read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(source.abs_path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{source.rel_path} is no longer a regular file")
+        chunks = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > max_bytes:
+                raise OSError(f"{source.rel_path} grew past the size limit while being read")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

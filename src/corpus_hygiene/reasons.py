@@ -1,0 +1,43 @@
+"""The closed set of reason codes for everything that does not reach the clean dataset.
+
+A quarantine row always carries one of these codes (``reason``) and a sentence for people
+(``detail``). Record-level checks registered in ``checks/`` add their own names at run time; the
+codes here are the ones the ingestion stages themselves can emit.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    # whole files (source_line is null)
+    SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+    SYMLINK_LOOP = "symlink_loop"
+    BROKEN_SYMLINK = "broken_symlink"
+    NOT_REGULAR_FILE = "not_regular_file"
+    UNREADABLE_FILE = "unreadable_file"
+    OVERSIZED_FILE = "oversized_file"
+    EMPTY_FILE = "empty_file"
+    BINARY_FILE = "binary_file"
+    UNDECODABLE_FILE = "undecodable_file"
+    # records
+    NO_HEADER = "no_header"
+    EMPTY_TEXT = "empty_text"
+    TOO_SHORT = "too_short"
+    TOO_LONG = "too_long"
+
+
+FILE_LEVEL = frozenset(
+    {
+        Reason.SYMLINK_OUTSIDE_ROOT,
+        Reason.SYMLINK_LOOP,
+        Reason.BROKEN_SYMLINK,
+        Reason.NOT_REGULAR_FILE,
+        Reason.UNREADABLE_FILE,
+        Reason.OVERSIZED_FILE,
+        Reason.EMPTY_FILE,
+        Reason.BINARY_FILE,
+        Reason.UNDECODABLE_FILE,
+    }
+)

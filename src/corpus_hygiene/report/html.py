@@ -1,0 +1,50 @@
+"""Render the run report (Jinja2, autoescaped: corpus text is data, never markup)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+_env = Environment(
+    loader=PackageLoader("corpus_hygiene.report", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+MAX_ROWS = 500  # rows per table in the page; the Parquet files hold everything
+
+
+def render_run_report(metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> str:
+    return _env.get_template("run.html.j2").render(
+        m=metrics,
+        quarantine=quarantine[:MAX_ROWS],
+        duplicates=duplicates[:MAX_ROWS],
+        max_rows=MAX_ROWS,
+    )
+
+
+def _render_index(reports_dir: Path) -> str:
+    runs = []
+    for path in sorted(reports_dir.glob("*.metrics.json"), reverse=True):
+        try:
+            runs.append(json.loads(path.read_text("utf-8")))
+        except (OSError, ValueError):
+            continue  # a damaged metrics file hides one row, not the index
+    return _env.get_template("index.html.j2").render(runs=runs)
+
+
+def write_reports(reports_dir: Path | str, metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> Path:
+    """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``; return the page."""
+    reports_dir = Path(reports_dir)
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    run_id = metrics["run_id"]
+    page = reports_dir / f"{run_id}.html"
+    page.write_text(render_run_report(metrics, quarantine, duplicates), "utf-8")
+    (reports_dir / f"{run_id}.metrics.json").write_text(
+        json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
+    )
+    (reports_dir / "index.html").write_text(_render_index(reports_dir), "utf-8")
+    return page

@@ -1,0 +1,50 @@
+"""Facts about a run that go into the manifest: run id, code fingerprint, library versions."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import UTC, datetime
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+import corpus_hygiene
+
+LIBRARIES = ("ftfy", "pylatexenc", "langdetect", "datasketch", "pandera", "prefect", "pyarrow",
+             "charset-normalizer", "wordfreq")
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """Sortable and unique: UTC time to the second plus 6 random hex digits."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Version plus a hash of every Python source and policy file the package runs.
+
+    Changes whenever the code that shapes outputs changes, even between releases; per-file caches
+    are keyed on it.
+    """
+    digest = hashlib.sha256(corpus_hygiene.__version__.encode())
+    roots = [Path(p) for p in corpus_hygiene.__path__]
+    for root in roots:
+        subdirs = [root] if (root / "__init__.py").exists() and root.name == "corpus_hygiene" else []
+        subdirs += [root / "flows", root / "checks"]
+        for sub in subdirs:
+            for path in sorted(sub.rglob("*.py")) if sub.is_dir() else []:
+                digest.update(path.relative_to(root).as_posix().encode())
+                digest.update(path.read_bytes())
+    return f"{corpus_hygiene.__version__}+{digest.hexdigest()[:12]}"
+
+
+def library_versions() -> dict[str, str]:
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out

@@ -1,0 +1,36 @@
+"""Settings read once, at the edge (CLI), never inside stages.
+
+Prefect's embedded mode is tuned through Prefect's own settings, each only when the user has not set
+it: no telemetry or analytics calls (this machine has no internet, and a data tool should not phone
+home), a start-up timeout long enough for a fresh database on 2 cores (the 20 s default times out on
+a first run), and none of the server's background services that an embedded run never uses (UI,
+scheduler, late-run and cancellation sweeps); their shutdown is what printed CancelledError
+tracebacks.
+"""
+
+from __future__ import annotations
+
+import os
+
+PREFECT_DEFAULTS = {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
+    "PREFECT_TELEMETRY_ENABLE_RESOURCE_METRICS": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    "PREFECT_SERVER_UI_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_FOREMAN_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_CANCELLATION_CLEANUP_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_PAUSE_EXPIRATIONS_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_REPOSSESSOR_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_CLEANUP_RECONCILER_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+}
+
+
+def apply_prefect_defaults(environ: dict | None = None) -> None:
+    """Set our Prefect defaults in the environment; values the user already set win."""
+    env = os.environ if environ is None else environ
+    for key, value in PREFECT_DEFAULTS.items():
+        env.setdefault(key, value)
