@@ -1,0 +1,50 @@
+# corpus-hygiene: every target sets up what it needs. See README.md.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+# Never let uv download an interpreter: use the machine's Python (>= 3.11).
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(PYTHON)
+UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+VENV := .venv
+INPUT ?= examples/corpus
+DATASET ?= data/clean
+REPORTS ?= reports
+PYTEST_ARGS ?=
+
+.PHONY: setup run test bench lint clean help
+
+help:
+	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
+	@echo "make test   set up and run the test suite"
+	@echo "make bench  run the benchmarks (needs ../shared)"
+	@echo "make lint   ruff"
+
+.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet "uv==$(UV_VERSION)"
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked
+	@touch $@
+
+setup: $(VENV)/.synced
+
+run: setup
+	$(VENV)/bin/hygiene run $(INPUT) --dataset-dir $(DATASET) --reports-dir $(REPORTS)
+	@echo
+	@echo "Dataset (Parquet + manifest): $(DATASET)/"
+	@echo "Reports: $(REPORTS)/index.html (latest run first)"
+
+test: setup
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/python benchmarks/bench_ingest.py
+
+lint: setup
+	$(VENV)/bin/ruff check src flows checks tests benchmarks examples
+	$(VENV)/bin/ruff format --check src flows checks tests benchmarks examples
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache .hypothesis
