@@ -29,8 +29,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outcome = state.result(raise_on_failure=False)
     if state.is_completed() and getattr(outcome, "ok", False):
         print(f"run {outcome.run_id}: {outcome.message}")
-        print(f"dataset: {Path(outcome.dataset_dir).resolve()}")
-        print(f"report:  {Path(outcome.report).resolve()}")
+        print(f"dataset: {Path(outcome.dataset_dir).absolute()}")
+        print(f"report:  {Path(outcome.report).absolute()}")
         return 0
     print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
     return 1

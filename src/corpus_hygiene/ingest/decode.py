@@ -156,7 +156,15 @@ def decode_bytes(data: bytes) -> Decoded:
         _check_not_binary(mostly[0])
         return Decoded(text=mostly[0], encoding="utf_8", confidence=0.9, repairs=mostly[1])
 
-    best = from_bytes(data, cp_isolation=list(CANDIDATE_ENCODINGS)).best()
+    matches = list(from_bytes(data, cp_isolation=list(CANDIDATE_ENCODINGS)))
+    # charset-normalizer's own best() breaks ties arbitrarily (cp1250 vs cp1252 read "naïve" as
+    # "naďve" with the same scores); ties go to the more common encoding, first in our list.
+    rank = {codecs.lookup(name).name: i for i, name in enumerate(CANDIDATE_ENCODINGS)}
+    best = min(
+        matches,
+        key=lambda m: (round(m.chaos, 3), -round(m.coherence, 3), rank.get(codecs.lookup(m.encoding).name, 99)),
+        default=None,
+    )
     if best is None:
         raise BinaryContent("no text encoding fits these bytes")
     text = str(best)

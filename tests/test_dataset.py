@@ -1,0 +1,145 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpus_hygiene.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
+
+STEPS = ["wrote records", "wrote duplicates", "wrote quarantine", "wrote manifest", "version complete",
+         "link ready", "switched"]
+
+
+def _record(i: int, text: str = "An abstract") -> dict:
+    return {
+        "record_id": f"{i:032x}", "source_file": "a.txt", "source_line": 3 + 2 * i, "venue": "ICLR", "year": 2026,
+        "header_label": "Papers", "header_lang": "en", "text": f"{text} {i}", "text_raw": f"{text}  {i}",
+        "lang": "en", "lang_confidence": 0.99, "n_chars": 14, "n_words": 3, "fixes": ["whitespace"],
+        "dup_count": 0, "also_in": [],
+    }
+
+
+def _tables(n: int, text: str = "An abstract") -> dict:
+    quarantine = [{"source_file": "b.bin", "source_line": None, "reason": "binary_file", "detail": "binary",
+                   "text_raw": None}]
+    return {"records": [_record(i, text) for i in range(n)], "duplicates": [], "quarantine": quarantine}
+
+
+def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_path):
+    target = tmp_path / "data" / "clean"
+    publish(target, "run-1", _tables(3), {"counts": {"kept": 3}})
+    assert sorted(p.name for p in target.iterdir()) == [
+        "duplicates.parquet", "manifest.json", "quarantine.parquet", "records.parquet"]
+    manifest = verify_checksums(target)
+    assert manifest["run_id"] == "run-1" and manifest["schema_version"] == 1
+    assert manifest["outputs"]["records.parquet"]["rows"] == 3
+    frame = read_dataset(target)
+    assert list(frame["text"]) == ["An abstract 0", "An abstract 1", "An abstract 2"]
+    assert list(frame["fixes"][0]) == ["whitespace"]
+
+
+def test_same_tables_give_byte_identical_parquet(tmp_path):
+    publish(tmp_path / "one", "run-1", _tables(50), {})
+    publish(tmp_path / "two", "run-2", _tables(50), {})
+    for name in ("records", "duplicates", "quarantine"):
+        assert (tmp_path / "one" / f"{name}.parquet").read_bytes() == (tmp_path / "two" / f"{name}.parquet").read_bytes()
+
+
+def test_old_versions_are_pruned_and_the_previous_one_kept(tmp_path):
+    target = tmp_path / "clean"
+    for i in range(4):
+        publish(target, f"2026120{i}T000000Z-aaaaaa", _tables(1), {})
+    versions = sorted(p.name for p in (tmp_path / ".clean.versions").iterdir())
+    assert versions == ["20261202T000000Z-aaaaaa", "20261203T000000Z-aaaaaa"]
+    assert verify_checksums(target)["run_id"] == "20261203T000000Z-aaaaaa"
+
+
+def test_tampered_parquet_and_wrong_schema_version_are_caught(tmp_path):
+    target = tmp_path / "clean"
+    version = publish(target, "run-1", _tables(3), {})
+    table = pq.read_table(version / "records.parquet")
+    pq.write_table(table.slice(0, 2), version / "records.parquet")
+    with pytest.raises(DatasetError, match="does not match its checksum"):
+        verify_checksums(target)
+    version = publish(target, "run-2", _tables(3), {})
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["schema_version"] = 99
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetError, match="schema version 99"):
+        verify_checksums(target)
+
+
+def test_existing_folder_with_other_files_is_not_touched(tmp_path):
+    target = tmp_path / "clean"
+    target.mkdir()
+    (target / "thesis.tex").write_text("precious")
+    with pytest.raises(PublishError, match="not a corpus-hygiene dataset"):
+        publish(target, "run-1", _tables(1), {})
+    assert (target / "thesis.tex").read_text() == "precious"
+
+
+def test_existing_real_dataset_folder_is_adopted_then_replaced(tmp_path):
+    first = publish(tmp_path / "staging", "run-0", _tables(1), {})
+    target = tmp_path / "clean"
+    os.rename(first, target)  # a dataset copied in as a plain folder
+    publish(target, "run-1", _tables(2), {})
+    assert target.is_symlink() and verify_checksums(target)["run_id"] == "run-1"
+
+
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from corpus_hygiene.dataset import publish
+    sys.path.insert(0, {tests!r})
+    from test_dataset import _tables
+    target, step, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    def checkpoint(name):
+        if name == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+    while True:
+        publish(target, "run-new-" + str(os.getpid()), _tables(n, "New"), {{}}, checkpoint)
+        if step != "loop":
+            break
+    """
+)
+
+
+def _run_killer(tmp_path, target, step, n=20, kill_after=None):
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER.format(tests=os.path.dirname(__file__)))
+    proc = subprocess.Popen([sys.executable, str(script), str(target), step, str(n)])
+    if kill_after is not None:
+        time.sleep(kill_after)
+        proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=120)
+    return proc.returncode
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_kill_at_any_step_of_publish_leaves_old_or_new_complete_dataset(tmp_path, step):
+    target = tmp_path / "clean"
+    publish(target, "run-old", _tables(5, "Old"), {})
+    assert _run_killer(tmp_path, target, step) == -signal.SIGKILL
+    manifest = verify_checksums(target)  # complete and matching its checksums, whichever it is
+    frame = read_dataset(target)
+    if STEPS.index(step) < STEPS.index("switched"):
+        assert manifest["run_id"] == "run-old" and frame["text"][0] == "Old 0"
+    else:
+        assert manifest["run_id"].startswith("run-new") and frame["text"][0] == "New 0"
+    publish(target, "run-after", _tables(1), {})  # the next run cleans up and publishes
+    assert verify_checksums(target)["run_id"] == "run-after"
+    assert not list((tmp_path / ".clean.versions").glob("*.partial"))
+
+
+@pytest.mark.parametrize("delay", [0.9, 1.3, 1.7, 2.2])
+def test_kill_at_a_random_moment_while_publishing_repeatedly(tmp_path, delay):
+    target = tmp_path / "clean"
+    publish(target, "run-old", _tables(5, "Old"), {})
+    _run_killer(tmp_path, target, "loop", n=20_000, kill_after=delay)
+    verify_checksums(target)
+    assert len(read_dataset(target)) in (5, 20_000)

@@ -1,0 +1,115 @@
+import codecs
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from corpus_hygiene.ingest.decode import BinaryContent, decode_bytes
+
+TEXT = "ICLR 2026 论文列表\n\n“Quoted” naïve café — 本文では手法を提案する。\n"
+
+
+@pytest.mark.parametrize(
+    ("bom", "codec", "expected_encoding"),
+    [
+        (codecs.BOM_UTF8, "utf-8", "utf_8_sig"),
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf_16"),
+        (codecs.BOM_UTF16_BE, "utf-16-be", "utf_16"),
+        (codecs.BOM_UTF32_LE, "utf-32-le", "utf_32"),
+        (codecs.BOM_UTF32_BE, "utf-32-be", "utf_32"),
+    ],
+)
+def test_bom_decides_the_encoding_and_is_removed(bom, codec, expected_encoding):
+    decoded = decode_bytes(bom + TEXT.encode(codec))
+    assert decoded.text == TEXT
+    assert decoded.encoding == expected_encoding
+    assert decoded.confidence == 1.0
+    assert decoded.repairs[0] == "bom"
+
+
+def test_strict_utf8_without_bom():
+    decoded = decode_bytes(TEXT.encode("utf-8"))
+    assert (decoded.text, decoded.encoding, decoded.repairs) == (TEXT, "utf_8", ())
+
+
+def test_cp1252_curly_quotes_are_not_read_as_latin1_controls():
+    raw = "ICLR 2025 Papers\n\nWe call this the \u201cinverse\u201d problem \u2014 it\u2019s na\u00efve.\n"
+    decoded = decode_bytes(raw.encode("cp1252"))
+    assert decoded.encoding == "cp1252"
+    assert decoded.text == raw
+    assert not any("\x80" <= ch <= "\x9f" for ch in decoded.text)
+
+
+def test_gb18030_chinese_is_detected():
+    raw = ("ICLR 2026 论文列表\n\n图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
+           "本文设计了一种子结构注意力机制，能够在预测的同时给出对结果贡献最大的化学官能团。\n")
+    decoded = decode_bytes(raw.encode("gb18030"))
+    assert decoded.text == raw
+    assert decoded.encoding == "gb18030"
+    assert decoded.confidence > 0.8
+
+
+def test_utf16_without_bom_is_recognised_from_its_nul_pattern():
+    decoded = decode_bytes(TEXT.encode("utf-16-le"))
+    assert decoded.text == TEXT
+    assert decoded.encoding == "utf_16_le"
+    assert "utf16_without_bom" in decoded.repairs
+
+
+def test_sequence_cut_off_at_end_of_file_is_repaired_and_recorded():
+    data = TEXT.encode("utf-8") + "论".encode("utf-8")[:2]
+    decoded = decode_bytes(data)
+    assert decoded.text == TEXT + "\ufffd"
+    assert decoded.encoding == "utf_8"
+    assert decoded.repairs == ("truncated_tail",)
+
+
+def test_odd_byte_at_end_of_utf16_is_dropped_and_recorded():
+    decoded = decode_bytes(codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le") + b"\x41")
+    assert decoded.text == TEXT
+    assert decoded.repairs == ("bom", "truncated_tail")
+
+
+def test_stray_cp1252_byte_in_utf8_file_keeps_utf8():
+    data = ("Überraschend gute Ergebnisse für 论文 " * 20).encode("utf-8") + b" caf\xe9 " + b"ok " * 50
+    decoded = decode_bytes(data)
+    assert decoded.encoding == "utf_8"
+    assert "café" in decoded.text and "Überraschend" in decoded.text
+    assert decoded.repairs == ("invalid_utf8_bytes_as_cp1252:1",)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x00\x01\x02\x03binary\x00\xff\xfe\x00\x10" * 50,
+        b"%PDF-1.4\n" + bytes(range(256)) * 8,
+        b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200),
+    ],
+)
+def test_binary_content_is_refused(data):
+    with pytest.raises(BinaryContent):
+        decode_bytes(data)
+
+
+def test_text_full_of_control_characters_is_binary():
+    with pytest.raises(BinaryContent, match="control characters"):
+        decode_bytes(("abc\x01\x02\x03\x04" * 100).encode("ascii"))
+
+
+@given(st.binary(max_size=3000))
+def test_decoding_arbitrary_bytes_never_raises_anything_but_binary_content(data):
+    try:
+        decoded = decode_bytes(data)
+    except BinaryContent:
+        return
+    assert isinstance(decoded.text, str)
+    assert 0.0 <= decoded.confidence <= 1.0
+
+
+@given(st.text(max_size=2000))
+def test_any_utf8_text_round_trips(text):
+    try:
+        decoded = decode_bytes(text.encode("utf-8"))
+    except BinaryContent:
+        return  # text that is mostly control characters
+    assert decoded.text == (text[1:] if text.startswith("\ufeff") else text)

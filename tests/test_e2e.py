@@ -1,0 +1,228 @@
+"""End-to-end: the real `hygiene` command runs the real Prefect flow; the tests open the outputs."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpus_hygiene.dataset import verify_checksums
+from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
+
+from .conftest import EXAMPLES, SEEDS, needs_seeds
+
+pytestmark = pytest.mark.e2e
+HYGIENE = str(Path(sys.executable).with_name("hygiene"))
+
+
+def run_hygiene(input_dir, out_dir, *extra):
+    proc = subprocess.run(
+        [HYGIENE, "run", str(input_dir), "--dataset-dir", str(out_dir / "clean"),
+         "--reports-dir", str(out_dir / "reports"), *extra],
+        capture_output=True, text=True, timeout=600,
+    )
+    return proc
+
+
+def tables(dataset_dir):
+    return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet").to_pylist()
+            for name in ("records", "duplicates", "quarantine")}
+
+
+def assert_clean_console(proc):
+    both = proc.stdout + proc.stderr
+    assert "Traceback" not in both, both[-3000:]
+    assert "telemetry" not in both.lower()
+    assert "CancelledError" not in both
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("example")
+    proc = run_hygiene(EXAMPLES, out)
+    return out, proc
+
+
+def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
+    out, proc = example_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_clean_console(proc)
+    assert "27 records from 9 files: 19 kept, 2 duplicates, 6 quarantined" in proc.stdout
+    assert f"dataset: {out / 'clean'}" in proc.stdout
+    report = Path(proc.stdout.split("report:")[1].split()[0])
+    assert report.is_file() and report.parent == out / "reports"
+
+
+def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
+    out, _ = example_run
+    manifest = verify_checksums(out / "clean")
+    t = tables(out / "clean")
+    assert manifest["counts"] == {"files": 9, "files_read": 7, "ingested": 27, "kept": 19, "duplicates": 2,
+                                  "quarantined": 6}
+    refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
+    assert len(refs) == len(set(refs)) == 27
+    assert len({r["record_id"] for r in t["records"]}) == 19
+
+
+def test_example_corpus_encodings_headers_and_languages(example_run):
+    out, _ = example_run
+    sources = {s["source_file"]: s for s in verify_checksums(out / "clean")["input_files"]}
+    assert {k: v["encoding"] for k, v in sources.items()} == {
+        "aaai_2025_accepted.md": "utf_8",
+        "fr/taln_2025.txt": "cp1252",
+        "iclr_2026_papers.txt": "utf_8",
+        "ja/neurips_2025.txt": "utf_16",
+        "ko/acl_2024.txt": "utf_8_sig",
+        "notes/todo.txt": "utf_8",
+        "ru/emnlp_2025.txt": "utf_8",
+        "scans/proceedings_scan.pdf": None,
+        "zh/iclr_2026_论文列表.txt": "gb18030",
+    }
+    records = tables(out / "clean")["records"]
+    by_file = {}
+    for r in records:
+        by_file.setdefault(r["source_file"], set()).add((r["venue"], r["year"], r["header_lang"]))
+    assert by_file == {
+        "aaai_2025_accepted.md": {("AAAI", 2025, "en")},
+        "fr/taln_2025.txt": {("TALN", 2025, "fr")},
+        "iclr_2026_papers.txt": {("ICLR", 2026, "en")},
+        "ja/neurips_2025.txt": {("NeurIPS", 2025, "ja")},
+        "ko/acl_2024.txt": {("ACL", 2024, "ko")},
+        "ru/emnlp_2025.txt": {("EMNLP", 2025, "ru")},
+        "zh/iclr_2026_论文列表.txt": {("ICLR", 2026, "zh")},
+    }
+    langs = {(r["source_file"], r["source_line"]): r["lang"] for r in records}
+    assert langs[("ko/acl_2024.txt", 3)] == "ko" and langs[("ko/acl_2024.txt", 6)] == "en"
+    assert langs[("ja/neurips_2025.txt", 3)] == "ja" and langs[("fr/taln_2025.txt", 3)] == "fr"
+    french = next(r["text"] for r in records if r["source_file"] == "fr/taln_2025.txt")
+    assert "d’alignement" in french and "« propres »" in french  # cp1252 0x92 and 0xAB/0xBB as authored
+
+
+def test_example_corpus_duplicates_and_quarantine(example_run):
+    out, _ = example_run
+    t = tables(out / "clean")
+    dups = {(d["source_file"], d["source_line"]): d for d in t["duplicates"]}
+    assert set(dups) == {("aaai_2025_accepted.md", 5), ("ru/emnlp_2025.txt", 7)}
+    assert dups[("aaai_2025_accepted.md", 5)]["canonical_ref"] == "iclr_2026_papers.txt:5"
+    assert dups[("ru/emnlp_2025.txt", 7)]["canonical_ref"] == "zh/iclr_2026_论文列表.txt:3"
+    canon = {r["record_id"]: r for r in t["records"]}
+    for d in dups.values():
+        assert d["kind"] == "exact" and d["similarity"] == 1.0
+        assert f"{d['source_file']}:{d['source_line']}" in canon[d["canonical_id"]]["also_in"]
+    quarantine = sorted((q["source_file"], q["source_line"], q["reason"]) for q in t["quarantine"])
+    assert quarantine == [
+        ("aaai_2025_accepted.md", 9, "too_short"),
+        ("aaai_2025_accepted.md", 11, "empty_text"),
+        ("iclr_2026_papers.txt", 11, "too_short"),
+        ("notes/todo.txt", 1, "no_header"),
+        ("notes/todo.txt", 3, "no_header"),
+        ("scans/proceedings_scan.pdf", None, "binary_file"),
+    ]
+
+
+def test_example_report_shows_the_run(example_run):
+    out, proc = example_run
+    report = Path(proc.stdout.split("report:")[1].split()[0]).read_text("utf-8")
+    assert "Content-Security-Policy" in report
+    assert "27 = 19 + 2 + 6" in report
+    assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
+    assert "binary_file" in report and "no_header" in report
+    index = (out / "reports" / "index.html").read_text("utf-8")
+    assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
+    metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
+    assert metrics["counts"]["kept"] == 19
+
+
+@needs_seeds
+def test_seed_files(tmp_path):
+    proc = run_hygiene(SEEDS, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_clean_console(proc)
+    t = tables(tmp_path / "clean")
+    assert len(t["records"]) == 76 and t["quarantine"] == [] and t["duplicates"] == []
+    assert {(r["venue"], r["year"]) for r in t["records"]} == {("ICLR", 2026)}
+    header_langs = {r["source_file"]: r["header_lang"] for r in t["records"]}
+    zh_file = next(p.name for p in SEEDS.iterdir() if "论文列表" in p.read_text("utf-8").splitlines()[0])
+    assert {k for k, v in header_langs.items() if v == "zh"} == {zh_file}
+    assert set(header_langs.values()) == {"zh", "en"}
+
+
+def _hostile_folder(root: Path) -> set:
+    """Write a folder of everything that goes wrong; return the (file, line) refs that must appear."""
+    rng = random.Random(7)
+    expected = set()
+    abstract = ("We measure how annotation noise propagates through a three-stage pipeline of detectors "
+                "and taggers, and show that a small audit set removes most of it.")
+    files = {
+        "random.bin": bytes(rng.randrange(256) for _ in range(5000)),
+        "empty.txt": b"",
+        "blank.txt": b"\n\n   \n",
+        "latin/cp1252.txt": f"CVPR 2024 Papers\r\n\r\n\u201c{abstract}\u201d\r\n\r\nTBA\r\n".encode("cp1252"),
+        "utf16.txt": f"ICML 2023 Papers\n\n{abstract}\n".encode("utf-16"),
+        "gb.txt": f"ACL 2022 论文列表\n\n{abstract}\n\n图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。\n".encode("gb18030"),
+        "noheader.txt": f"{abstract}\n\nsecond paragraph that is long enough to be something real\n".encode(),
+        "truncated.txt": f"EMNLP 2021 Papers\n\n{abstract} 论".encode()[:-1],
+        "weird_lines.txt": f"NAACL 2020 Papers\r\rfirst\u2028still first {abstract}\x0c\n\n{abstract} b\r\n".encode(),
+    }
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    os.symlink(root / "nowhere", root / "broken_link.txt")
+    os.symlink("/etc/hostname", root / "outside_link.txt")
+    os.symlink(root / "loop2", root / "loop1")
+    os.symlink(root / "loop1", root / "loop2")
+    os.mkfifo(root / "fifo.txt")
+    for rel in ["random.bin", "empty.txt", "blank.txt", "broken_link.txt", "outside_link.txt", "loop1", "loop2",
+                "fifo.txt"]:
+        expected.add((rel, None))
+    for rel in ["latin/cp1252.txt", "utf16.txt", "gb.txt", "noheader.txt", "truncated.txt", "weird_lines.txt"]:
+        lines = split_lines(files[rel].decode("utf-16") if rel == "utf16.txt" else
+                            files[rel].decode("gb18030" if rel == "gb.txt" else "cp1252", errors="replace"))
+        first = next(i for i, line in enumerate(lines) if not is_blank(line))
+        start = first if rel == "noheader.txt" else first + 1
+        expected.update((rel, p.line) for p in iter_paragraphs(lines, start))
+    return expected
+
+
+def test_hostile_folder_completes_and_loses_nothing(tmp_path):
+    root = tmp_path / "in"
+    root.mkdir()
+    expected = _hostile_folder(root)
+    proc = run_hygiene(root, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_clean_console(proc)
+    t = tables(tmp_path / "clean")
+    refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
+    assert sorted(refs, key=str) == sorted(expected, key=str)
+    assert len(refs) == len(set(refs))
+    reasons = {q["source_file"]: q["reason"] for q in t["quarantine"] if q["source_line"] is None}
+    assert reasons == {
+        "random.bin": "binary_file", "empty.txt": "empty_file", "blank.txt": "empty_file",
+        "broken_link.txt": "broken_symlink", "outside_link.txt": "symlink_outside_root",
+        "loop1": "symlink_loop", "loop2": "symlink_loop", "fifo.txt": "not_regular_file",
+    }
+    weird = {r["source_line"]: r for r in t["records"] if r["source_file"] == "weird_lines.txt"}
+    assert sorted(weird) == [3, 5]  # CR-only breaks count; U+2028 and form feed do not
+
+    # A run that cannot publish exits non-zero with one line and leaves the previous dataset alone.
+    before = verify_checksums(tmp_path / "clean")["run_id"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("not a dataset")
+    failed = subprocess.run(
+        [HYGIENE, "run", str(root), "--dataset-dir", str(tmp_path / "other"), "--reports-dir",
+         str(tmp_path / "reports")], capture_output=True, text=True, timeout=600)
+    assert failed.returncode == 1
+    assert "hygiene: run failed:" in failed.stderr and "not a corpus-hygiene dataset" in failed.stderr
+    assert (tmp_path / "other" / "notes.txt").read_text() == "not a dataset"
+    assert verify_checksums(tmp_path / "clean")["run_id"] == before
+
+
+def test_missing_input_folder_fails_fast_with_one_line(tmp_path):
+    proc = subprocess.run([HYGIENE, "run", str(tmp_path / "missing")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"hygiene: error: input folder {str(tmp_path / 'missing')!r} does not exist or is not a folder"

@@ -1,0 +1,63 @@
+from corpus_hygiene.ingest.discover import discover
+from corpus_hygiene.process import process_file
+
+ABSTRACT = ("We introduce a verifier that scores each retrieved passage for answer support before "
+            "generation, trained only on synthetic negatives.")
+
+
+def _process(tmp_path, data: bytes, policy, name="f.txt"):
+    (tmp_path / name).write_bytes(data)
+    (src,) = discover(tmp_path, policy.max_file_bytes).files
+    return process_file(src, policy)
+
+
+def test_records_carry_header_fields_and_exact_provenance(tmp_path, policy):
+    data = f"\n  \nICLR 2026 Papers\r\n\r\n{ABSTRACT}\r\n\r\n\r\nline one of {ABSTRACT}\r\nline two\r\n".encode()
+    result = _process(tmp_path, data, policy)
+    assert result.source.header.line == 3
+    assert [(r.source_line, r.venue, r.year, r.header_lang) for r in result.records] == [
+        (5, "ICLR", 2026, "en"),
+        (8, "ICLR", 2026, "en"),
+    ]
+    assert result.records[1].text_raw == f"line one of {ABSTRACT}\nline two"
+    assert result.records[1].text == f"line one of {ABSTRACT} line two"
+    assert result.records[1].fixes == ("whitespace",)
+
+
+def test_file_without_header_keeps_every_paragraph_in_quarantine(tmp_path, policy):
+    data = f"{ABSTRACT}\nsecond line\n\n{ABSTRACT} again\n".encode()
+    result = _process(tmp_path, data, policy)
+    assert result.records == []
+    assert [(r.source_line, r.reason, r.text_raw) for r in result.rejected] == [
+        (1, "no_header", f"{ABSTRACT}\nsecond line"),
+        (4, "no_header", f"{ABSTRACT} again"),
+    ]
+    assert "line 1 is not a header" in result.rejected[0].detail
+    assert result.source.problem == "no_header"
+
+
+def test_junk_records_are_quarantined_with_reason_and_detail(tmp_path, policy):
+    data = f"ICLR 2026 Papers\n\nTBA\n\n* * *\n\n{ABSTRACT}\n".encode()
+    result = _process(tmp_path, data, policy)
+    assert [r.source_line for r in result.records] == [7]
+    assert [(r.source_line, r.reason) for r in result.rejected] == [(3, "too_short"), (5, "empty_text")]
+    assert result.rejected[0].detail == f"3 characters after cleaning, under the minimum of {policy.min_chars}"
+
+
+def test_empty_blank_and_binary_files_are_file_level_rows(tmp_path, policy):
+    for name, data, reason in [
+        ("empty.txt", b"", "empty_file"),
+        ("blank.txt", b"\n \r\n\t\n", "empty_file"),
+        ("bin.dat", b"\x00\x01\x02\xff" * 100, "binary_file"),
+    ]:
+        folder = tmp_path / name.split(".")[0]
+        folder.mkdir()
+        result = _process(folder, data, policy, name)
+        assert [(r.source_file, r.source_line, r.reason) for r in result.rejected] == [(name, None, reason)]
+        assert result.records == []
+
+
+def test_header_only_file_contributes_nothing_and_is_not_an_error(tmp_path, policy):
+    result = _process(tmp_path, b"ICLR 2026 Papers\n\n\n", policy)
+    assert result.records == [] and result.rejected == []
+    assert result.source.problem is None and result.source.n_paragraphs == 0
