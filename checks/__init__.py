@@ -39,7 +39,9 @@ def load_policy(path: Path | str | None = None) -> Policy:
             path=str(policy_path),
         )
     except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(f"policy file {policy_path} is invalid: {exc!r}; compare with {DEFAULT_POLICY_PATH}")
+        raise PolicyError(
+            f"policy file {policy_path} is invalid: {exc!r}; compare with {DEFAULT_POLICY_PATH}"
+        ) from exc
     if not 0 < policy.min_chars < policy.max_chars:
         raise PolicyError(f"policy file {policy_path}: need 0 < record.min_chars < record.max_chars")
     return policy

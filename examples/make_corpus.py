@@ -45,10 +45,8 @@ EN_4_CLEAN = (
 
 
 def mojibake(text: str) -> str:
-    """UTF-8 bytes read as Windows-1252; its five undefined bytes pass through as latin-1, as most tools do."""
-    return "".join(
-        bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in text.encode("utf-8")
-    )
+    """UTF-8 bytes read as Windows-1252; its five undefined bytes pass through as latin-1."""
+    return "".join(bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in text.encode("utf-8"))
 
 
 EN_4_MOJIBAKE = mojibake(EN_4_CLEAN)
@@ -203,7 +201,8 @@ def main() -> None:
     # No header: a file of notes someone dropped in the folder. Kept in quarantine, not lost.
     write(
         "notes/todo.txt",
-        "remember to ask the organisers for the camera-ready versions of these abstracts before the deadline\n\n"
+        "remember to ask the organisers for the camera-ready versions of these abstracts "
+        "before the deadline\n\n"
         "second batch still missing, check the shared drive and the mailing list archive next week\n",
         "utf-8",
     )

@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpus_hygiene.checks import Policy, load_policy
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
 
 from corpus_hygiene.assemble import AccountingError, Assembled, assemble
-from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.dataset import PublishError, publish
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
@@ -51,8 +51,13 @@ def assemble_dataset(results: list[FileResult], discovery: Discovery) -> Assembl
     return assemble(results, discovery.refused, discovery.skipped)
 
 
-@task(name="publish_dataset", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1,
-      retry_condition_fn=lambda task, run, state: isinstance(state.result(raise_on_failure=False), OSError))
+@task(
+    name="publish_dataset",
+    cache_policy=NO_CACHE,
+    retries=2,
+    retry_delay_seconds=1,
+    retry_condition_fn=lambda task, run, state: isinstance(state.result(raise_on_failure=False), OSError),
+)
 def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, manifest: dict) -> str:
     tables = {"records": asm.records, "duplicates": asm.duplicates, "quarantine": asm.quarantine}
     return str(publish(dataset_dir, run_id, tables, manifest))
@@ -92,8 +97,15 @@ def hygiene_flow(
     except (InputRootError, AccountingError) as exc:
         return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
 
-    metrics = build_metrics(run_id=run_id, input_dir=input_dir, dataset_dir=dataset_dir, asm=asm, policy=policy,
-                            stage_seconds=timings, outcome="published")
+    metrics = build_metrics(
+        run_id=run_id,
+        input_dir=input_dir,
+        dataset_dir=dataset_dir,
+        asm=asm,
+        policy=policy,
+        stage_seconds=timings,
+        outcome="published",
+    )
     try:
         version = timed("publish", publish_dataset, dataset_dir, run_id, asm, manifest_from_metrics(metrics))
     except (PublishError, OSError) as exc:
@@ -103,7 +115,9 @@ def hygiene_flow(
     metrics["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
     page = write_report(reports_dir, metrics, asm)
     c = asm.counts
-    message = (f"{c['ingested']} records from {c['files']} files: {c['kept']} kept, {c['duplicates']} duplicates, "
-               f"{c['quarantined']} quarantined")
+    message = (
+        f"{c['ingested']} records from {c['files']} files: {c['kept']} kept, {c['duplicates']} duplicates, "
+        f"{c['quarantined']} quarantined"
+    )
     logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
     return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir, page, c))

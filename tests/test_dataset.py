@@ -11,22 +11,48 @@ import pytest
 
 from corpus_hygiene.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
 
-STEPS = ["wrote records", "wrote duplicates", "wrote quarantine", "wrote manifest", "version complete",
-         "link ready", "switched"]
+STEPS = [
+    "wrote records",
+    "wrote duplicates",
+    "wrote quarantine",
+    "wrote manifest",
+    "version complete",
+    "link ready",
+    "switched",
+]
 
 
 def _record(i: int, text: str = "An abstract") -> dict:
     return {
-        "record_id": f"{i:032x}", "source_file": "a.txt", "source_line": 3 + 2 * i, "venue": "ICLR", "year": 2026,
-        "header_label": "Papers", "header_lang": "en", "text": f"{text} {i}", "text_raw": f"{text}  {i}",
-        "lang": "en", "lang_confidence": 0.99, "n_chars": 14, "n_words": 3, "fixes": ["whitespace"],
-        "dup_count": 0, "also_in": [],
+        "record_id": f"{i:032x}",
+        "source_file": "a.txt",
+        "source_line": 3 + 2 * i,
+        "venue": "ICLR",
+        "year": 2026,
+        "header_label": "Papers",
+        "header_lang": "en",
+        "text": f"{text} {i}",
+        "text_raw": f"{text}  {i}",
+        "lang": "en",
+        "lang_confidence": 0.99,
+        "n_chars": 14,
+        "n_words": 3,
+        "fixes": ["whitespace"],
+        "dup_count": 0,
+        "also_in": [],
     }
 
 
 def _tables(n: int, text: str = "An abstract") -> dict:
-    quarantine = [{"source_file": "b.bin", "source_line": None, "reason": "binary_file", "detail": "binary",
-                   "text_raw": None}]
+    quarantine = [
+        {
+            "source_file": "b.bin",
+            "source_line": None,
+            "reason": "binary_file",
+            "detail": "binary",
+            "text_raw": None,
+        }
+    ]
     return {"records": [_record(i, text) for i in range(n)], "duplicates": [], "quarantine": quarantine}
 
 
@@ -34,7 +60,11 @@ def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_pat
     target = tmp_path / "data" / "clean"
     publish(target, "run-1", _tables(3), {"counts": {"kept": 3}})
     assert sorted(p.name for p in target.iterdir()) == [
-        "duplicates.parquet", "manifest.json", "quarantine.parquet", "records.parquet"]
+        "duplicates.parquet",
+        "manifest.json",
+        "quarantine.parquet",
+        "records.parquet",
+    ]
     manifest = verify_checksums(target)
     assert manifest["run_id"] == "run-1" and manifest["schema_version"] == 1
     assert manifest["outputs"]["records.parquet"]["rows"] == 3
@@ -47,7 +77,9 @@ def test_same_tables_give_byte_identical_parquet(tmp_path):
     publish(tmp_path / "one", "run-1", _tables(50), {})
     publish(tmp_path / "two", "run-2", _tables(50), {})
     for name in ("records", "duplicates", "quarantine"):
-        assert (tmp_path / "one" / f"{name}.parquet").read_bytes() == (tmp_path / "two" / f"{name}.parquet").read_bytes()
+        assert (tmp_path / "one" / f"{name}.parquet").read_bytes() == (
+            tmp_path / "two" / f"{name}.parquet"
+        ).read_bytes()
 
 
 def test_old_versions_are_pruned_and_the_previous_one_kept(tmp_path):

@@ -41,8 +41,10 @@ def test_cp1252_curly_quotes_are_not_read_as_latin1_controls():
 
 
 def test_gb18030_chinese_is_detected():
-    raw = ("ICLR 2026 论文列表\n\n图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
-           "本文设计了一种子结构注意力机制，能够在预测的同时给出对结果贡献最大的化学官能团。\n")
+    raw = (
+        "ICLR 2026 论文列表\n\n图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
+        "本文设计了一种子结构注意力机制，能够在预测的同时给出对结果贡献最大的化学官能团。\n"
+    )
     decoded = decode_bytes(raw.encode("gb18030"))
     assert decoded.text == raw
     assert decoded.encoding == "gb18030"
@@ -57,7 +59,7 @@ def test_utf16_without_bom_is_recognised_from_its_nul_pattern():
 
 
 def test_sequence_cut_off_at_end_of_file_is_repaired_and_recorded():
-    data = TEXT.encode("utf-8") + "论".encode("utf-8")[:2]
+    data = TEXT.encode("utf-8") + "论".encode()[:2]
     decoded = decode_bytes(data)
     assert decoded.text == TEXT + "\ufffd"
     assert decoded.encoding == "utf_8"

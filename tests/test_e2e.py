@@ -16,21 +16,34 @@ from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 from .conftest import EXAMPLES, SEEDS, needs_seeds
 
 pytestmark = pytest.mark.e2e
+ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 
 
 def run_hygiene(input_dir, out_dir, *extra):
     proc = subprocess.run(
-        [HYGIENE, "run", str(input_dir), "--dataset-dir", str(out_dir / "clean"),
-         "--reports-dir", str(out_dir / "reports"), *extra],
-        capture_output=True, text=True, timeout=600,
+        [
+            HYGIENE,
+            "run",
+            str(input_dir),
+            "--dataset-dir",
+            str(out_dir / "clean"),
+            "--reports-dir",
+            str(out_dir / "reports"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     return proc
 
 
 def tables(dataset_dir):
-    return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet").to_pylist()
-            for name in ("records", "duplicates", "quarantine")}
+    return {
+        name: pq.read_table(Path(dataset_dir) / f"{name}.parquet").to_pylist()
+        for name in ("records", "duplicates", "quarantine")
+    }
 
 
 def assert_clean_console(proc):
@@ -61,8 +74,14 @@ def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     out, _ = example_run
     manifest = verify_checksums(out / "clean")
     t = tables(out / "clean")
-    assert manifest["counts"] == {"files": 9, "files_read": 7, "ingested": 27, "kept": 19, "duplicates": 2,
-                                  "quarantined": 6}
+    assert manifest["counts"] == {
+        "files": 9,
+        "files_read": 7,
+        "ingested": 27,
+        "kept": 19,
+        "duplicates": 2,
+        "quarantined": 6,
+    }
     refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
     assert len(refs) == len(set(refs)) == 27
     assert len({r["record_id"] for r in t["records"]}) == 19
@@ -155,18 +174,22 @@ def _hostile_folder(root: Path) -> set:
     """Write a folder of everything that goes wrong; return the (file, line) refs that must appear."""
     rng = random.Random(7)
     expected = set()
-    abstract = ("We measure how annotation noise propagates through a three-stage pipeline of detectors "
-                "and taggers, and show that a small audit set removes most of it.")
+    abstract = (
+        "We measure how annotation noise propagates through a three-stage pipeline of detectors "
+        "and taggers, and show that a small audit set removes most of it."
+    )
     files = {
         "random.bin": bytes(rng.randrange(256) for _ in range(5000)),
         "empty.txt": b"",
         "blank.txt": b"\n\n   \n",
         "latin/cp1252.txt": f"CVPR 2024 Papers\r\n\r\n\u201c{abstract}\u201d\r\n\r\nTBA\r\n".encode("cp1252"),
         "utf16.txt": f"ICML 2023 Papers\n\n{abstract}\n".encode("utf-16"),
-        "gb.txt": f"ACL 2022 论文列表\n\n{abstract}\n\n图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。\n".encode("gb18030"),
+        "gb.txt": f"ACL 2022 论文列表\n\n{abstract}\n\n{ZH}\n".encode("gb18030"),
         "noheader.txt": f"{abstract}\n\nsecond paragraph that is long enough to be something real\n".encode(),
         "truncated.txt": f"EMNLP 2021 Papers\n\n{abstract} 论".encode()[:-1],
-        "weird_lines.txt": f"NAACL 2020 Papers\r\rfirst\u2028still first {abstract}\x0c\n\n{abstract} b\r\n".encode(),
+        "weird_lines.txt": (
+            f"NAACL 2020 Papers\r\rfirst\u2028still first {abstract}\x0c\n\n{abstract} b\r\n"
+        ).encode(),
     }
     for rel, data in files.items():
         path = root / rel
@@ -177,12 +200,30 @@ def _hostile_folder(root: Path) -> set:
     os.symlink(root / "loop2", root / "loop1")
     os.symlink(root / "loop1", root / "loop2")
     os.mkfifo(root / "fifo.txt")
-    for rel in ["random.bin", "empty.txt", "blank.txt", "broken_link.txt", "outside_link.txt", "loop1", "loop2",
-                "fifo.txt"]:
+    for rel in [
+        "random.bin",
+        "empty.txt",
+        "blank.txt",
+        "broken_link.txt",
+        "outside_link.txt",
+        "loop1",
+        "loop2",
+        "fifo.txt",
+    ]:
         expected.add((rel, None))
-    for rel in ["latin/cp1252.txt", "utf16.txt", "gb.txt", "noheader.txt", "truncated.txt", "weird_lines.txt"]:
-        lines = split_lines(files[rel].decode("utf-16") if rel == "utf16.txt" else
-                            files[rel].decode("gb18030" if rel == "gb.txt" else "cp1252", errors="replace"))
+    for rel in [
+        "latin/cp1252.txt",
+        "utf16.txt",
+        "gb.txt",
+        "noheader.txt",
+        "truncated.txt",
+        "weird_lines.txt",
+    ]:
+        lines = split_lines(
+            files[rel].decode("utf-16")
+            if rel == "utf16.txt"
+            else files[rel].decode("gb18030" if rel == "gb.txt" else "cp1252", errors="replace")
+        )
         first = next(i for i, line in enumerate(lines) if not is_blank(line))
         start = first if rel == "noheader.txt" else first + 1
         expected.update((rel, p.line) for p in iter_paragraphs(lines, start))
@@ -202,9 +243,14 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     assert len(refs) == len(set(refs))
     reasons = {q["source_file"]: q["reason"] for q in t["quarantine"] if q["source_line"] is None}
     assert reasons == {
-        "random.bin": "binary_file", "empty.txt": "empty_file", "blank.txt": "empty_file",
-        "broken_link.txt": "broken_symlink", "outside_link.txt": "symlink_outside_root",
-        "loop1": "symlink_loop", "loop2": "symlink_loop", "fifo.txt": "not_regular_file",
+        "random.bin": "binary_file",
+        "empty.txt": "empty_file",
+        "blank.txt": "empty_file",
+        "broken_link.txt": "broken_symlink",
+        "outside_link.txt": "symlink_outside_root",
+        "loop1": "symlink_loop",
+        "loop2": "symlink_loop",
+        "fifo.txt": "not_regular_file",
     }
     weird = {r["source_line"]: r for r in t["records"] if r["source_file"] == "weird_lines.txt"}
     assert sorted(weird) == [3, 5]  # CR-only breaks count; U+2028 and form feed do not
@@ -214,8 +260,19 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("not a dataset")
     failed = subprocess.run(
-        [HYGIENE, "run", str(root), "--dataset-dir", str(tmp_path / "other"), "--reports-dir",
-         str(tmp_path / "reports")], capture_output=True, text=True, timeout=600)
+        [
+            HYGIENE,
+            "run",
+            str(root),
+            "--dataset-dir",
+            str(tmp_path / "other"),
+            "--reports-dir",
+            str(tmp_path / "reports"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert failed.returncode == 1
     assert "hygiene: run failed:" in failed.stderr and "not a corpus-hygiene dataset" in failed.stderr
     assert (tmp_path / "other" / "notes.txt").read_text() == "not a dataset"
@@ -223,6 +280,11 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
 
 
 def test_missing_input_folder_fails_fast_with_one_line(tmp_path):
-    proc = subprocess.run([HYGIENE, "run", str(tmp_path / "missing")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [HYGIENE, "run", str(tmp_path / "missing")], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"hygiene: error: input folder {str(tmp_path / 'missing')!r} does not exist or is not a folder"
+    assert (
+        proc.stderr.strip()
+        == f"hygiene: error: input folder {str(tmp_path / 'missing')!r} does not exist or is not a folder"
+    )

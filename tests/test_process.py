@@ -1,8 +1,10 @@
 from corpus_hygiene.ingest.discover import discover
 from corpus_hygiene.process import process_file
 
-ABSTRACT = ("We introduce a verifier that scores each retrieved passage for answer support before "
-            "generation, trained only on synthetic negatives.")
+ABSTRACT = (
+    "We introduce a verifier that scores each retrieved passage for answer support before "
+    "generation, trained only on synthetic negatives."
+)
 
 
 def _process(tmp_path, data: bytes, policy, name="f.txt"):
@@ -12,7 +14,9 @@ def _process(tmp_path, data: bytes, policy, name="f.txt"):
 
 
 def test_records_carry_header_fields_and_exact_provenance(tmp_path, policy):
-    data = f"\n  \nICLR 2026 Papers\r\n\r\n{ABSTRACT}\r\n\r\n\r\nline one of {ABSTRACT}\r\nline two\r\n".encode()
+    data = (
+        f"\n  \nICLR 2026 Papers\r\n\r\n{ABSTRACT}\r\n\r\n\r\nline one of {ABSTRACT}\r\nline two\r\n".encode()
+    )
     result = _process(tmp_path, data, policy)
     assert result.source.header.line == 3
     assert [(r.source_line, r.venue, r.year, r.header_lang) for r in result.records] == [
@@ -41,7 +45,9 @@ def test_junk_records_are_quarantined_with_reason_and_detail(tmp_path, policy):
     result = _process(tmp_path, data, policy)
     assert [r.source_line for r in result.records] == [7]
     assert [(r.source_line, r.reason) for r in result.rejected] == [(3, "too_short"), (5, "empty_text")]
-    assert result.rejected[0].detail == f"3 characters after cleaning, under the minimum of {policy.min_chars}"
+    assert (
+        result.rejected[0].detail == f"3 characters after cleaning, under the minimum of {policy.min_chars}"
+    )
 
 
 def test_empty_blank_and_binary_files_are_file_level_rows(tmp_path, policy):

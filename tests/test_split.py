@@ -37,7 +37,12 @@ ending = st.sampled_from(["\n", "\r\n", "\r"])
 @given(st.lists(st.tuples(line_text, ending), min_size=1, max_size=40))
 def test_source_line_points_at_the_first_line_of_each_paragraph(pairs):
     # "\r" then an empty line ended by "\n" would be one "\r\n" break: not a mix this test means.
-    assume(all(not (e == "\r" and nxt == "" and ne.startswith("\n")) for (_, e), (nxt, ne) in zip(pairs, pairs[1:])))
+    assume(
+        all(
+            not (e == "\r" and nxt == "" and ne.startswith("\n"))
+            for (_, e), (nxt, ne) in zip(pairs, pairs[1:], strict=False)
+        )
+    )
     text = "".join(line + end for line, end in pairs)
     lines = [line for line, _ in pairs] + [""]
     assert split_lines(text) == lines

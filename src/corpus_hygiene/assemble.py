@@ -48,7 +48,9 @@ def _ref(file: str, line: int | None) -> str:
 
 
 def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
-    also_in = sorted((d.record.ref for d in dups), key=lambda r: (r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1])))
+    also_in = sorted(
+        (d.record.ref for d in dups), key=lambda r: (r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1]))
+    )
     return {
         "record_id": record_id(rec.dedup_key),
         "source_file": rec.source_file,
@@ -124,9 +126,11 @@ def assemble(results: list[FileResult], refused: list[Rejected], skipped: list[s
     seen = Counter(_ref(row["source_file"], row["source_line"]) for row in out.records)
     seen.update(_ref(row["source_file"], row["source_line"]) for row in out.duplicates)
     seen.update(_ref(row["source_file"], row["source_line"]) for row in out.quarantine)
-    ingested = sum(r.source.n_paragraphs for r in results) + sum(
-        1 for r in results if r.source.problem and r.source.problem != "no_header"
-    ) + len(refused)
+    ingested = (
+        sum(r.source.n_paragraphs for r in results)
+        + sum(1 for r in results if r.source.problem and r.source.problem != "no_header")
+        + len(refused)
+    )
     out.counts = {
         "files": len(results) + len(refused),
         "files_read": sum(1 for r in results if r.source.problem is None),
@@ -144,8 +148,10 @@ def check_accounting(counts: dict[str, int], expected: Counter, seen: Counter) -
     extra = sorted(seen - expected)
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
     if missing or extra or total != counts["ingested"]:
-        parts = [f"ingested {counts['ingested']} != kept {counts['kept']} + duplicates "
-                 f"{counts['duplicates']} + quarantined {counts['quarantined']} ({total})"]
+        parts = [
+            f"ingested {counts['ingested']} != kept {counts['kept']} + duplicates "
+            f"{counts['duplicates']} + quarantined {counts['quarantined']} ({total})"
+        ]
         if missing:
             parts.append(f"missing: {', '.join(missing[:20])}{' …' if len(missing) > 20 else ''}")
         if extra:

@@ -14,7 +14,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     apply_prefect_defaults()
     if not Path(args.input_dir).is_dir():
-        print(f"hygiene: error: input folder {args.input_dir!r} does not exist or is not a folder", file=sys.stderr)
+        print(
+            f"hygiene: error: input folder {args.input_dir!r} does not exist or is not a folder",
+            file=sys.stderr,
+        )
         return 2
     from corpus_hygiene.flows.hygiene import hygiene_flow
 
@@ -45,8 +48,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(f"hygiene: invalid dataset: {exc}", file=sys.stderr)
         return 1
     counts = manifest.get("counts", {})
-    print(f"{args.dataset_dir}: run {manifest['run_id']}, schema v{manifest['schema_version']}, "
-          f"{counts.get('kept', '?')} records; checksums match the manifest")
+    print(
+        f"{args.dataset_dir}: run {manifest['run_id']}, schema v{manifest['schema_version']}, "
+        f"{counts.get('kept', '?')} records; checksums match the manifest"
+    )
     return 0
 
 
@@ -59,21 +64,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"corpus-hygiene {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run the pipeline (a Prefect flow) on a folder of source files",
-                         description="Run the pipeline on INPUT_DIR: every file under it, recursively. "
-                         "Exit 0 when the run completed (even with quarantined input), 1 when it failed.")
+    run = sub.add_parser(
+        "run",
+        help="run the pipeline (a Prefect flow) on a folder of source files",
+        description="Run the pipeline on INPUT_DIR: every file under it, recursively. "
+        "Exit 0 when the run completed (even with quarantined input), 1 when it failed.",
+    )
     run.add_argument("input_dir", metavar="INPUT_DIR", help="folder of source files (any encoding)")
-    run.add_argument("--dataset-dir", default="data/clean",
-                     help="where the dataset is published (a symlink to the current version; default: %(default)s)")
+    run.add_argument(
+        "--dataset-dir",
+        default="data/clean",
+        help="where the dataset is published (a symlink to the current version; default: %(default)s)",
+    )
     run.add_argument("--reports-dir", default="reports", help="where HTML reports go (default: %(default)s)")
-    run.add_argument("--policy", default=None, help="policy TOML file (default: the bundled checks/policy.toml)")
-    run.add_argument("--max-file-mb", type=float, default=None,
-                     help="refuse files larger than this many MB (default: from the policy)")
+    run.add_argument(
+        "--policy", default=None, help="policy TOML file (default: the bundled checks/policy.toml)"
+    )
+    run.add_argument(
+        "--max-file-mb",
+        type=float,
+        default=None,
+        help="refuse files larger than this many MB (default: from the policy)",
+    )
     run.set_defaults(func=_cmd_run)
 
-    val = sub.add_parser("validate", help="check a published dataset against its manifest",
-                         description="Re-check a published dataset: manifest present, schema version, "
-                         "every file's checksum. Exit 1 with the reason when anything is wrong.")
+    val = sub.add_parser(
+        "validate",
+        help="check a published dataset against its manifest",
+        description="Re-check a published dataset: manifest present, schema version, "
+        "every file's checksum. Exit 1 with the reason when anything is wrong.",
+    )
     val.add_argument("dataset_dir", metavar="DATASET_DIR")
     val.set_defaults(func=_cmd_validate)
     return parser

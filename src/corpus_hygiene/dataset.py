@@ -182,8 +182,11 @@ def publish(
 
 
 def _previous_name(versions: Path, current: Path) -> str | None:
-    done = sorted(p.name for p in versions.iterdir() if p.is_dir() and p.name != current.name
-                  and not p.name.endswith(".partial"))
+    done = sorted(
+        p.name
+        for p in versions.iterdir()
+        if p.is_dir() and p.name != current.name and not p.name.endswith(".partial")
+    )
     return done[-1] if done else None
 
 
@@ -215,7 +218,9 @@ def verify_checksums(dataset_dir: Path | str) -> dict:
         if not path.is_file():
             raise DatasetError(f"{path} is listed in the manifest but missing")
         if sha256_file(path) != meta["sha256"]:
-            raise DatasetError(f"{path} does not match its checksum in the manifest (modified after publishing)")
+            raise DatasetError(
+                f"{path} does not match its checksum in the manifest (modified after publishing)"
+            )
     return manifest
 
 

@@ -43,8 +43,17 @@ def source_rows(asm: Assembled) -> list[dict]:
     known = {s.source_file for s in asm.sources}
     for q in asm.quarantine:  # files refused before reading (symlinks, FIFOs, oversized)
         if q["source_line"] is None and q["source_file"] not in known:
-            rows.append({"source_file": q["source_file"], "problem": q["reason"], "problem_detail": q["detail"],
-                         "paragraphs": 0, "kept": 0, "duplicates": 0, "quarantined": 1})
+            rows.append(
+                {
+                    "source_file": q["source_file"],
+                    "problem": q["reason"],
+                    "problem_detail": q["detail"],
+                    "paragraphs": 0,
+                    "kept": 0,
+                    "duplicates": 0,
+                    "quarantined": 1,
+                }
+            )
     return sorted(rows, key=lambda r: r["source_file"])
 
 

@@ -11,8 +11,15 @@ import hashlib
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.keys import dedup_key
-from corpus_hygiene.ingest import BinaryContent, decode_bytes, first_nonblank, iter_paragraphs, parse_header
-from corpus_hygiene.ingest import read_bytes, split_lines
+from corpus_hygiene.ingest import (
+    BinaryContent,
+    decode_bytes,
+    first_nonblank,
+    iter_paragraphs,
+    parse_header,
+    read_bytes,
+    split_lines,
+)
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.reasons import Reason
@@ -30,11 +37,17 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
     n = len(cleaned.text)
     if n < policy.min_chars:
         return _reject(
-            src, para, Reason.TOO_SHORT, f"{n} characters after cleaning, under the minimum of {policy.min_chars}"
+            src,
+            para,
+            Reason.TOO_SHORT,
+            f"{n} characters after cleaning, under the minimum of {policy.min_chars}",
         )
     if n > policy.max_chars:
         return _reject(
-            src, para, Reason.TOO_LONG, f"{n:,} characters after cleaning, over the maximum of {policy.max_chars:,}"
+            src,
+            para,
+            Reason.TOO_LONG,
+            f"{n:,} characters after cleaning, over the maximum of {policy.max_chars:,}",
         )
     lang = detect_language(cleaned.text)
     return Record(
@@ -74,7 +87,11 @@ def process_file(src: SourceFile, policy: Policy) -> FileResult:
         decoded = decode_bytes(data)
     except BinaryContent as exc:
         return refuse(Reason.BINARY_FILE, str(exc))
-    report.encoding, report.confidence, report.decode_repairs = decoded.encoding, decoded.confidence, decoded.repairs
+    report.encoding, report.confidence, report.decode_repairs = (
+        decoded.encoding,
+        decoded.confidence,
+        decoded.repairs,
+    )
 
     lines = split_lines(decoded.text)
     report.n_lines = len(lines)

@@ -11,8 +11,17 @@ from pathlib import Path
 
 import corpus_hygiene
 
-LIBRARIES = ("ftfy", "pylatexenc", "langdetect", "datasketch", "pandera", "prefect", "pyarrow",
-             "charset-normalizer", "wordfreq")
+LIBRARIES = (
+    "ftfy",
+    "pylatexenc",
+    "langdetect",
+    "datasketch",
+    "pandera",
+    "prefect",
+    "pyarrow",
+    "charset-normalizer",
+    "wordfreq",
+)
 
 
 def new_run_id(now: datetime | None = None) -> str:

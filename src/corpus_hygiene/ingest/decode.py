@@ -129,12 +129,17 @@ def decode_bytes(data: bytes) -> Decoded:
             unit = 4 if "32" in codec else 2 if "16" in codec else 1
             try:
                 if unit == 1:
-                    decoded = _strict_utf8(body) or (body.decode("utf_8", errors="replace"), ("replaced_invalid_utf8",))
+                    decoded = _strict_utf8(body) or (
+                        body.decode("utf_8", errors="replace"),
+                        ("replaced_invalid_utf8",),
+                    )
                     text, repairs = decoded
                 else:
                     text, repairs = _decode_unit_tail(body, codec, unit)
             except UnicodeDecodeError as exc:
-                raise BinaryContent(f"starts with a {name} byte-order mark but is not valid {name}: {exc.reason}")
+                raise BinaryContent(
+                    f"starts with a {name} byte-order mark but is not valid {name}: {exc.reason}"
+                ) from exc
             _check_not_binary(text)
             return Decoded(text=text, encoding=name, confidence=1.0, repairs=("bom",) + repairs)
 
@@ -162,7 +167,11 @@ def decode_bytes(data: bytes) -> Decoded:
     rank = {codecs.lookup(name).name: i for i, name in enumerate(CANDIDATE_ENCODINGS)}
     best = min(
         matches,
-        key=lambda m: (round(m.chaos, 3), -round(m.coherence, 3), rank.get(codecs.lookup(m.encoding).name, 99)),
+        key=lambda m: (
+            round(m.chaos, 3),
+            -round(m.coherence, 3),
+            rank.get(codecs.lookup(m.encoding).name, 99),
+        ),
         default=None,
     )
     if best is None:
@@ -170,4 +179,6 @@ def decode_bytes(data: bytes) -> Decoded:
     text = str(best)
     _check_not_binary(text)
     confidence = round(max(0.0, 1.0 - float(best.chaos)), 3)  # chaos: charset-normalizer's mess ratio
-    return Decoded(text=text, encoding=codecs.lookup(best.encoding).name.replace("-", "_"), confidence=confidence)
+    return Decoded(
+        text=text, encoding=codecs.lookup(best.encoding).name.replace("-", "_"), confidence=confidence
+    )

@@ -94,7 +94,9 @@ def discover(root: Path | str, max_bytes: int) -> Discovery:
             continue
         if not stat.S_ISREG(st.st_mode):
             out.refused.append(
-                _refuse(rel, Reason.NOT_REGULAR_FILE, "not a regular file (FIFO, socket or device); not opened")
+                _refuse(
+                    rel, Reason.NOT_REGULAR_FILE, "not a regular file (FIFO, socket or device); not opened"
+                )
             )
             continue
         if st.st_size > max_bytes:

@@ -36,7 +36,9 @@ def _render_index(reports_dir: Path) -> str:
     return _env.get_template("index.html.j2").render(runs=runs)
 
 
-def write_reports(reports_dir: Path | str, metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> Path:
+def write_reports(
+    reports_dir: Path | str, metrics: dict, quarantine: list[dict], duplicates: list[dict]
+) -> Path:
     """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``; return the page."""
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
