@@ -113,7 +113,12 @@ def _wordfreq(text: str) -> Language:
     words = [w.lower() for w in _WORD.findall(text)]
     if not words:
         return Language(UNDETERMINED, 0.0, "none")
-    scores = {lang: sum(zipf_frequency(w, lang) for w in words) / len(words) for lang in _SHORT_TEXT_LANGS}
+    # The "small" lists (common words) are enough for labels and load in 0.4 s / ~60 MB for all
+    # languages, where the default "best" lists took several seconds and ~500 MB.
+    scores = {
+        lang: sum(zipf_frequency(w, lang, wordlist="small") for w in words) / len(words)
+        for lang in _SHORT_TEXT_LANGS
+    }
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     (best, top), (_, second) = ranked[0], ranked[1]
     if top < 2.0:  # not common words in any language we know

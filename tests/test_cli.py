@@ -1,0 +1,56 @@
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corpus_hygiene.cli import build_parser, main
+
+from .conftest import ROOT
+
+COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)
+
+
+def test_the_commands_are_the_ones_we_document():
+    assert COMMANDS == ["run", "validate"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_and_is_in_the_readme(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert len(capsys.readouterr().out) > 200
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert re.search(rf"`hygiene {command}\b", readme)
+
+
+def test_installed_console_script_answers_help():
+    hygiene = Path(sys.executable).with_name("hygiene")
+    proc = subprocess.run([str(hygiene), "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "run" in proc.stdout and "validate" in proc.stdout
+
+
+def test_readme_opens_with_the_two_commands():
+    head = (ROOT / "README.md").read_text("utf-8")[:1200]
+    assert "make run" in head and "make test" in head
+
+
+def test_validate_reports_a_missing_dataset_in_one_line(tmp_path, capsys):
+    assert main(["validate", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"hygiene: invalid dataset: {tmp_path} has no manifest.json: not a published corpus-hygiene dataset"
+    )
+
+
+def test_validate_accepts_a_published_dataset(tmp_path, capsys):
+    from corpus_hygiene.dataset import publish
+
+    from .test_dataset import _tables
+
+    publish(tmp_path / "clean", "run-1", _tables(2), {"counts": {"kept": 2}})
+    assert main(["validate", str(tmp_path / "clean")]) == 0
+    assert "run run-1, schema v1, 2 records; checksums match the manifest" in capsys.readouterr().out
