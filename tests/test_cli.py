@@ -40,10 +40,8 @@ def test_readme_opens_with_the_two_commands():
 def test_validate_reports_a_missing_dataset_in_one_line(tmp_path, capsys):
     assert main(["validate", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip()
-    assert (
-        err
-        == f"hygiene: invalid dataset: {tmp_path} has no manifest.json: not a published corpus-hygiene dataset"
-    )
+    expected = f"{tmp_path} has no manifest.json: not a published corpus-hygiene dataset"
+    assert err == f"hygiene: invalid dataset: {expected}"
 
 
 def test_validate_accepts_a_published_dataset(tmp_path, capsys):
