@@ -64,7 +64,7 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     out, proc = example_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
-    assert "27 records from 9 files: 19 kept, 2 duplicates, 6 quarantined" in proc.stdout
+    assert "29 records from 9 files: 20 kept, 3 duplicates, 6 quarantined" in proc.stdout
     assert f"dataset: {out / 'clean'}" in proc.stdout
     report = Path(proc.stdout.split("report:")[1].split()[0])
     assert report.is_file() and report.parent == out / "reports"
@@ -77,14 +77,14 @@ def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     assert manifest["counts"] == {
         "files": 9,
         "files_read": 7,
-        "ingested": 27,
-        "kept": 19,
-        "duplicates": 2,
+        "ingested": 29,
+        "kept": 20,
+        "duplicates": 3,
         "quarantined": 6,
     }
     refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
-    assert len(refs) == len(set(refs)) == 27
-    assert len({r["record_id"] for r in t["records"]}) == 19
+    assert len(refs) == len(set(refs)) == 29
+    assert len({r["record_id"] for r in t["records"]}) == 20
 
 
 def test_example_corpus_encodings_headers_and_languages(example_run):
@@ -121,13 +121,32 @@ def test_example_corpus_encodings_headers_and_languages(example_run):
     assert "d’alignement" in french and "« propres »" in french  # cp1252 0x92 and 0xAB/0xBB as authored
 
 
+def test_example_corpus_repairs_are_recorded(example_run):
+    out, _ = example_run
+    records = {(r["source_file"], r["source_line"]): r for r in tables(out / "clean")["records"]}
+    pdf = records[("aaai_2025_accepted.md", 11)]
+    assert pdf["fixes"] == ["ligatures", "soft_hyphens", "dehyphenation", "letter_spacing"]
+    assert "We introduce a corpus" in pdf["text"] and "accuracy" in pdf["text"] and "LaTeX." in pdf["text"]
+    assert "lightweight" in pdf["text"] and "fine-tuning" in pdf["text"]
+    tide = records[("iclr_2026_papers.txt", 3)]
+    assert tide["fixes"] == ["latex"]
+    assert "We present TideNet," in tide["text"] and "by 18% relative" in tide["text"]
+    assert tide["text"].endswith("at https://example.org/tidenet.")
+    zh = records[("zh/iclr_2026_论文列表.txt", 7)]
+    assert "修改记录" in zh["text"] and zh["fixes"] == [
+        "whitespace"
+    ]  # a hard wrap in Chinese joins without a space
+
+
 def test_example_corpus_duplicates_and_quarantine(example_run):
     out, _ = example_run
     t = tables(out / "clean")
     dups = {(d["source_file"], d["source_line"]): d for d in t["duplicates"]}
-    assert set(dups) == {("aaai_2025_accepted.md", 5), ("ru/emnlp_2025.txt", 7)}
+    assert set(dups) == {("aaai_2025_accepted.md", 5), ("ru/emnlp_2025.txt", 7), ("iclr_2026_papers.txt", 9)}
     assert dups[("aaai_2025_accepted.md", 5)]["canonical_ref"] == "iclr_2026_papers.txt:5"
     assert dups[("ru/emnlp_2025.txt", 7)]["canonical_ref"] == "zh/iclr_2026_论文列表.txt:3"
+    # mojibake copy vs clean original: the copy that needed no repair is kept
+    assert dups[("iclr_2026_papers.txt", 9)]["canonical_ref"] == "aaai_2025_accepted.md:13"
     canon = {r["record_id"]: r for r in t["records"]}
     for d in dups.values():
         assert d["kind"] == "exact" and d["similarity"] == 1.0
@@ -135,7 +154,7 @@ def test_example_corpus_duplicates_and_quarantine(example_run):
     quarantine = sorted((q["source_file"], q["source_line"], q["reason"]) for q in t["quarantine"])
     assert quarantine == [
         ("aaai_2025_accepted.md", 9, "too_short"),
-        ("aaai_2025_accepted.md", 11, "empty_text"),
+        ("aaai_2025_accepted.md", 15, "empty_text"),
         ("iclr_2026_papers.txt", 11, "too_short"),
         ("notes/todo.txt", 1, "no_header"),
         ("notes/todo.txt", 3, "no_header"),
@@ -147,13 +166,13 @@ def test_example_report_shows_the_run(example_run):
     out, proc = example_run
     report = Path(proc.stdout.split("report:")[1].split()[0]).read_text("utf-8")
     assert "Content-Security-Policy" in report
-    assert "27 = 19 + 2 + 6" in report
+    assert "29 = 20 + 3 + 6" in report
     assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
     assert "binary_file" in report and "no_header" in report
     index = (out / "reports" / "index.html").read_text("utf-8")
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
     metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
-    assert metrics["counts"]["kept"] == 19
+    assert metrics["counts"]["kept"] == 20
 
 
 @needs_seeds

@@ -21,7 +21,7 @@ def count_words(text: str) -> int:
     """Words in space-delimited scripts; each CJK character counts as one word.
 
     >>> count_words("We use BERT-base 模型训练")
-    7
+    8
     """
     cjk = len(_CJK_CHAR.findall(text))
     return cjk + len(_WORD.findall(_CJK_CHAR.sub(" ", text)))

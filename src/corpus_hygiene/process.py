@@ -30,7 +30,10 @@ def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Re
 
 
 def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: Policy) -> Record | Rejected:
-    cleaned = clean_text(para.text)
+    # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
+    # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
+    lang = detect_language(para.text)
+    cleaned = clean_text(para.text, lang.code)
     key = dedup_key(cleaned.text)
     if not key:
         return _reject(src, para, Reason.EMPTY_TEXT, "no letters or digits left after cleaning")
@@ -49,7 +52,6 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
             Reason.TOO_LONG,
             f"{n:,} characters after cleaning, over the maximum of {policy.max_chars:,}",
         )
-    lang = detect_language(cleaned.text)
     return Record(
         source_file=src.rel_path,
         source_line=para.line,

@@ -1,37 +1,89 @@
-"""Text cleaning: a fixed sequence of named ``str -> str`` fixes, each recorded when it changes text.
+"""Text cleaning: a fixed sequence of named fixes, each recorded in ``fixes`` when it changes the text.
 
-The order matters and is part of the contract: encoding repair must see the bytes-as-decoded text,
-markup is removed before PDF artefacts are joined, and normalisation runs last so every earlier fix
-can rely on seeing the original whitespace.
+Order (each step relies on the ones before it):
+1. encoding   ftfy: mojibake, HTML entities, C1 controls, ligatures (must see the text as decoded)
+2. latex      LaTeX → Unicode, math included; literal $, %, & kept
+3. markdown   emphasis markers removed (after LaTeX, so ``$x_i$`` is never read as emphasis)
+4. pdf        soft hyphens, words split at line ends, letter-spaced words (needs the language)
+5. normalise  NFC, invisible characters removed, whitespace collapsed (last: earlier steps see the
+              original line breaks)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 
+from corpus_hygiene.clean.encoding import may_need_encoding_repair, repair_encoding
+from corpus_hygiene.clean.latex import latex_to_unicode, may_contain_latex
+from corpus_hygiene.clean.markdown import strip_emphasis
 from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible_chars, to_nfc
+from corpus_hygiene.clean.pdf import join_letter_spacing, join_split_words, remove_soft_hyphens
 from corpus_hygiene.models import Cleaned
 
-Fix = Callable[[str], str]
-
-# (name recorded in ``fixes``, function). Later issues insert encoding, markup and PDF fixes here.
-PIPELINE: tuple[tuple[str, Fix], ...] = (
-    ("unicode_nfc", to_nfc),
-    ("invisible_chars", remove_invisible_chars),
-    ("whitespace", collapse_whitespace),
+FIX_ORDER = (
+    "mojibake",
+    "html_entities",
+    "c1_controls",
+    "ligatures",
+    "control_chars",
+    "terminal_escapes",
+    "surrogates",
+    "latex",
+    "markdown",
+    "soft_hyphens",
+    "dehyphenation",
+    "letter_spacing",
+    "unicode_nfc",
+    "invisible_chars",
+    "whitespace",
 )
 
 
-def clean_text(text: str) -> Cleaned:
-    """Run every fix in order; ``fixes`` names those that changed the text.
+_MARKUP_LEFT = re.compile(r"[\\$`*_]")
 
-    >>> clean_text(" Déja\\u0301\\u00a0vu ").fixes
-    ('unicode_nfc', 'whitespace')
+
+def clean_text(text: str, lang: str | None = "en") -> Cleaned:
+    r"""Run every fix in order; ``fixes`` names those that changed the text.
+
+    ``lang`` (ISO 639-1) chooses the word list for joining split words.
+
+    >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").text
+    'We introduce CBT’s model'
+    >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").fixes
+    ('mojibake', 'latex', 'dehyphenation', 'whitespace')
     """
-    fixes = []
-    for name, fix in PIPELINE:
-        fixed = fix(text)
+    cleaned = _clean_once(text, lang)
+    # Malformed markup can turn into new markup ("$\\{" → "${", "_`_`" → "``"), and removing a
+    # control character can complete a mojibake sequence. Where such characters are left, run
+    # again until nothing changes, so cleaning is idempotent; clean text rarely has any.
+    for _ in range(3):
+        if not (_MARKUP_LEFT.search(cleaned.text) or may_need_encoding_repair(cleaned.text)):
+            break
+        again = _clean_once(cleaned.text, lang)
+        if again.text == cleaned.text:
+            break
+        fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)
+        cleaned = Cleaned(text=again.text, fixes=fixes)
+    return cleaned
+
+
+def _clean_once(text: str, lang: str | None) -> Cleaned:
+    fixes: list[str] = []
+
+    def step(name: str, fixed: str) -> str:
         if fixed != text:
             fixes.append(name)
-            text = fixed
+        return fixed
+
+    text, repairs = repair_encoding(text)
+    fixes.extend(repairs)
+    if may_contain_latex(text):
+        text = step("latex", latex_to_unicode(text))
+    text = step("markdown", strip_emphasis(text))
+    text = step("soft_hyphens", remove_soft_hyphens(text))
+    text = step("dehyphenation", join_split_words(text, lang))
+    text = step("letter_spacing", join_letter_spacing(text, lang))
+    text = step("unicode_nfc", to_nfc(text))
+    text = step("invisible_chars", remove_invisible_chars(text))
+    text = step("whitespace", collapse_whitespace(text))
     return Cleaned(text=text, fixes=tuple(fixes))

@@ -9,26 +9,35 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# C0/C1 controls (tab and line breaks are whitespace and handled below), zero-width and bidi
-# formatting characters, the BOM/word joiner, soft hyphen is handled by the PDF stage.
+# C0/C1 controls (tab and line breaks are whitespace, handled below), zero-width and bidi formatting
+# characters, the BOM and word joiner. The soft hyphen is the PDF stage's business.
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _SPACE_RUN = re.compile(r"\s+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+# A line break between two CJK characters is a hard wrap, not a word space: Chinese and Japanese
+# put no spaces between words, so joining with a space would insert one the author never wrote.
+_CJK_WRAP = re.compile(f"(?<=[{_CJK}])[ \\t]*(?:\\r\\n|\\r|\\n)[ \\t]*(?=[{_CJK}])")
 
 
 def remove_invisible_chars(text: str) -> str:
-    """>>> remove_invisible_chars("zero\\u200bwidth")
+    """Remove control, zero-width and bidi formatting characters.
+
+    >>> remove_invisible_chars("zero\\u200bwidth")
     'zerowidth'
     """
     return _INVISIBLE.sub("", text)
 
 
 def collapse_whitespace(text: str) -> str:
-    """Every run of whitespace (NBSP, line breaks, U+2028, ideographic space …) → one space, trimmed.
+    """Every whitespace run (NBSP, line breaks, U+2028, ideographic space …) → one space, trimmed;
+    a line break between CJK characters is removed.
 
     >>> collapse_whitespace("  two\\u00a0 words\\r\\nand a line ")
     'two words and a line'
+    >>> collapse_whitespace("修改\\n记录")
+    '修改记录'
     """
-    return _SPACE_RUN.sub(" ", text).strip()
+    return _SPACE_RUN.sub(" ", _CJK_WRAP.sub("", text)).strip()
 
 
 def to_nfc(text: str) -> str:

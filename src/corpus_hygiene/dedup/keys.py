@@ -16,7 +16,9 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def dedup_key(text: str) -> str:
-    """>>> dedup_key("The ﬁrst  Model") == dedup_key("the first model.")
+    """The exact-duplicate key of a cleaned text.
+
+    >>> dedup_key("The ﬁrst  Model") == dedup_key("the first model.")
     True
     """
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())

@@ -18,7 +18,9 @@ _BLANK = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]*")
 
 
 def split_lines(text: str) -> list[str]:
-    """>>> split_lines("a\\r\\nb\\rc\\nd\\u2028e")
+    """Split on LF, CRLF and CR only.
+
+    >>> split_lines("a\\r\\nb\\rc\\nd\\u2028e")
     ['a', 'b', 'c', 'd\\u2028e']
     """
     return _LINE_BREAK.split(text)
