@@ -41,8 +41,11 @@ test: setup
 	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: ran no test"; exit 0; fi; exit $$rc
 
+# Benchmarks read ../shared at run time; figures go to benchmarks/out/*.json. BENCH_MB sets corpus size.
+BENCH_MB ?= 50
 bench: setup
-	$(VENV)/bin/python benchmarks/bench_ingest.py
+	$(VENV)/bin/python -m benchmarks.bench_ingest --mb $(BENCH_MB)
+	$(VENV)/bin/python -m benchmarks.bench_clean --mb $(BENCH_MB)
 
 lint: setup
 	$(VENV)/bin/ruff check src flows checks tests benchmarks examples

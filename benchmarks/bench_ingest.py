@@ -5,14 +5,12 @@ copy number appended to every paragraph so copies are distinct records, not exac
 Reports records/s and MB/s per stage (one process, one core), the assemble and publish times, and
 peak memory (max RSS). Results go to benchmarks/out/ingest.json.
 
-    .venv/bin/python benchmarks/bench_ingest.py [--mb 50]
+    .venv/bin/python -m benchmarks.bench_ingest [--mb 50]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import tempfile
 import time
@@ -20,6 +18,7 @@ from pathlib import Path
 
 from corpus_hygiene.checks import load_policy
 
+from benchmarks.common import SEEDS, peak_rss_mb, save
 from corpus_hygiene.assemble import assemble
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dataset import publish
@@ -35,10 +34,6 @@ from corpus_hygiene.ingest import (
 from corpus_hygiene.ingest.discover import read_bytes
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.process import process_file
-
-ROOT = Path(__file__).resolve().parents[1]
-SEEDS = ROOT.parent / "shared" / "seeds"
-OUT = ROOT / "benchmarks" / "out"
 
 
 def build_corpus(folder: Path, target_bytes: int) -> int:
@@ -107,7 +102,6 @@ def main() -> int:
         publish(Path(tmp) / "clean", "bench", tables, {})
         t_publish = time.perf_counter() - t0
 
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
         "corpus_mb": round(size / 1e6, 1),
         "files": len(files),
@@ -119,11 +113,9 @@ def main() -> int:
         "process_file_mb_per_s": round(size / 1e6 / t_process, 2),
         "assemble_seconds": round(t_assemble, 2),
         "publish_seconds": round(t_publish, 2),
-        "peak_rss_mb": round(peak_mb),
+        "peak_rss_mb": peak_rss_mb(),
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "ingest.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    save("ingest", result)
     return 0
 
 

@@ -169,6 +169,8 @@ def test_example_report_shows_the_run(example_run):
     assert "29 = 20 + 3 + 6" in report
     assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
     assert "binary_file" in report and "no_header" in report
+    assert "latex: before / after" in report and "<del>\\textbf{</del>" in report
+    assert "ligatures: before / after" in report and "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
     index = (out / "reports" / "index.html").read_text("utf-8")
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
     metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())

@@ -57,6 +57,27 @@ def source_rows(asm: Assembled) -> list[dict]:
     return sorted(rows, key=lambda r: r["source_file"])
 
 
+SAMPLES_PER_FIX = 3
+SAMPLE_CHARS = 600
+
+
+def repair_samples(asm: Assembled) -> dict[str, list[dict]]:
+    """For each fix, the first few records it changed (in provenance order): text before and after."""
+    out: dict[str, list[dict]] = {}
+    for row in asm.records:
+        for fix in row["fixes"]:
+            samples = out.setdefault(fix, [])
+            if len(samples) < SAMPLES_PER_FIX:
+                samples.append(
+                    {
+                        "ref": f"{row['source_file']}:{row['source_line']}",
+                        "before": row["text_raw"][:SAMPLE_CHARS],
+                        "after": row["text"][:SAMPLE_CHARS],
+                    }
+                )
+    return dict(sorted(out.items()))
+
+
 def build_metrics(
     *,
     run_id: str,
@@ -79,6 +100,7 @@ def build_metrics(
         "languages": dict(Counter(r["lang"] for r in asm.records).most_common()),
         "header_languages": dict(Counter(r["header_lang"] for r in asm.records).most_common()),
         "fix_counts": asm.fix_counts,
+        "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},
         "code_version": code_fingerprint(),

@@ -192,7 +192,7 @@ _SIZING = {
     "nolimits",
     "middle",
 }
-_MACRO = re.compile(r"\\([A-Za-z]+|.)")
+_MACRO = re.compile(r"\\([A-Za-z]+|.)", re.S)
 
 
 def _take_arg(s: str, i: int) -> tuple[str, int]:
@@ -268,7 +268,9 @@ def _mandatory_args(name: str) -> int:
     return 0 if spec is None else getattr(spec.args_parser, "argspec", "").count("{")
 
 
+@lru_cache(maxsize=65536)
 def _pylatexenc(text: str) -> str:
+    """pylatexenc on one small fragment; fragments repeat ("$k$", "\\textbf{…}"), so cached."""
     return _converter().latex_to_text(text)
 
 
@@ -296,6 +298,8 @@ def _math_pass(s: str) -> str:
             out.append(_math_pass(arg))
         elif ch == "\\":
             m = _MACRO.match(s, i)
+            if m is None:  # a lone backslash at the very end
+                break
             name, i = m.group(1), m.end()
             if name in _ACCENTS:
                 arg, i = _take_arg(s, i)
@@ -360,4 +364,42 @@ def latex_to_unicode(text: str) -> str:
     pieces.append(text[last:])
     text = "".join(pieces)
     text = _LITERAL.sub(lambda m: shelf.put(m.group(0)), text)
-    return shelf.restore(_pylatexenc(text))
+    return shelf.restore(_text_mode(text))
+
+
+_ACCENT_MACROS = set("\"'`^~=.uvHcdbtrk")
+_QUOTES = re.compile(r"``(.*?)''", re.S)
+_BRACES = re.compile(r"(?<!\\)[{}]")
+
+
+def _text_mode(text: str) -> str:
+    """Convert text-mode LaTeX one macro at a time.
+
+    pylatexenc tokenises every character of what it is given (~50 abstracts/s on whole texts), while
+    the macros of an abstract are a few short fragments: each macro with its arguments goes to
+    pylatexenc alone (cached), the plain text between them stays as it is, apart from LaTeX quotes
+    (``…'' → “…”) and grouping braces, which LaTeX never prints.
+    """
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("\\", i)
+        plain = text[i:] if j == -1 else text[i:j]
+        out.append(_BRACES.sub("", _QUOTES.sub(r"“\1”", plain)))
+        if j == -1:
+            break
+        m = _MACRO.match(text, j)
+        if m is None:  # a lone backslash at the very end: LaTeX prints nothing for it
+            break
+        name, k = m.group(1), m.end()
+        if name in _ACCENT_MACROS:
+            _, k = _take_arg(text, k)  # \"o, \"{o}, \v{s}
+        elif name.isalpha():
+            nargs = _mandatory_args(name)
+            for _ in range(nargs):
+                _, k = _take_arg(text, k)
+            while not nargs and k < len(text) and text[k] == "{":  # unknown macro: its braced arguments
+                _, k = _take_arg(text, k)
+        out.append(_pylatexenc(text[j:k]))
+        i = k
+    return "".join(out)

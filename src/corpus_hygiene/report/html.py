@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
@@ -13,8 +14,26 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_env.globals["diff_segments"] = lambda before, after: diff_segments(before, after)
 
 MAX_ROWS = 500  # rows per table in the page; the Parquet files hold everything
+
+
+def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
+    """Split before/after texts into (changed?, text) runs so the page can highlight what changed.
+
+    >>> diff_segments("naÃ¯ve model", "naïve model")["after"]
+    [(False, 'na'), (True, 'ï'), (False, 've model')]
+    """
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    old: list[tuple[bool, str]] = []
+    new: list[tuple[bool, str]] = []
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if a1 > a0:
+            old.append((op != "equal", before[a0:a1]))
+        if b1 > b0:
+            new.append((op != "equal", after[b0:b1]))
+    return {"before": old, "after": new}
 
 
 def render_run_report(metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> str:

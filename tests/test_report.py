@@ -1,0 +1,46 @@
+from corpus_hygiene.report.html import render_run_report
+
+PAYLOADS = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    '"><svg onload=alert(1)>',
+    "javascript:alert(1)",
+    "</td></tr></table><h1>x</h1>",
+]
+
+
+def _metrics():
+    return {
+        "run_id": "r1",
+        "created_at": "2026-12-02T00:00:00+00:00",
+        "input_dir": "in",
+        "dataset_dir": "out",
+        "outcome": "published",
+        "counts": {"files": 1, "files_read": 1, "ingested": 5, "kept": 0, "duplicates": 0, "quarantined": 5},
+        "sources": [],
+        "skipped": [],
+        "languages": {},
+        "header_languages": {},
+        "fix_counts": {"latex": 1},
+        "repair_samples": {
+            "latex": [{"ref": "a.txt:3", "before": PAYLOADS[0] + r"\textbf{x}", "after": PAYLOADS[0] + "x"}]
+        },
+        "quarantine_reasons": {"too_short": 5},
+        "stage_seconds": {},
+        "code_version": "v",
+        "policy_path": "p",
+        "policy_sha256": "0" * 64,
+        "libraries": {},
+    }
+
+
+def test_corpus_text_is_escaped_everywhere():
+    quarantine = [
+        {"source_file": p, "source_line": 3, "reason": "too_short", "detail": p, "text_raw": p}
+        for p in PAYLOADS
+    ]
+    html = render_run_report(_metrics(), quarantine, [])
+    assert "<script>" not in html and "<svg" not in html and "<img" not in html and "<h1>x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "onerror=&#34;alert(1)&#34;" in html
+    assert 'http-equiv="Content-Security-Policy"' in html and "default-src 'none'" in html
