@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
@@ -20,6 +20,12 @@ class Policy:
     max_chars: int
     sha256: str  # of the policy file's bytes: goes into the manifest
     path: str
+    dedup: dict = field(default_factory=dict)  # DedupConfig fields; missing ones take its defaults
+
+    def dedup_config(self):
+        from corpus_hygiene.dedup.config import DedupConfig
+
+        return DedupConfig(**self.dedup)
 
 
 class PolicyError(Exception):
@@ -37,6 +43,7 @@ def load_policy(path: Path | str | None = None) -> Policy:
             max_chars=int(data["record"]["max_chars"]),
             sha256=hashlib.sha256(raw).hexdigest(),
             path=str(policy_path),
+            dedup=dict(data.get("dedup", {})),
         )
     except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise PolicyError(
@@ -44,4 +51,8 @@ def load_policy(path: Path | str | None = None) -> Policy:
         ) from exc
     if not 0 < policy.min_chars < policy.max_chars:
         raise PolicyError(f"policy file {policy_path}: need 0 < record.min_chars < record.max_chars")
+    try:
+        policy.dedup_config()
+    except (TypeError, ValueError) as exc:
+        raise PolicyError(f"policy file {policy_path}: [dedup] is invalid: {exc}") from exc
     return policy

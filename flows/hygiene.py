@@ -47,8 +47,8 @@ def process_file_task(source: SourceFile, policy: Policy) -> FileResult:
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
-def assemble_dataset(results: list[FileResult], discovery: Discovery) -> Assembled:
-    return assemble(results, discovery.refused, discovery.skipped)
+def assemble_dataset(results: list[FileResult], discovery: Discovery, policy: Policy) -> Assembled:
+    return assemble(results, discovery.refused, discovery.skipped, policy.dedup_config())
 
 
 @task(
@@ -93,7 +93,7 @@ def hygiene_flow(
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
         futures = process_file_task.map(discovery.files, policy=policy)
         results = timed("process_files", lambda: [f.result() for f in futures])
-        asm = timed("assemble", assemble_dataset, results, discovery)
+        asm = timed("assemble", assemble_dataset, results, discovery, policy)
     except (InputRootError, AccountingError) as exc:
         return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
 

@@ -9,7 +9,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from corpus_hygiene.dedup.exact import DuplicateOf, group_exact
+from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
 from corpus_hygiene.dedup.keys import record_id
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 
@@ -81,13 +82,18 @@ def _quarantine_row(rej: Rejected) -> dict:
     }
 
 
-def assemble(results: list[FileResult], refused: list[Rejected], skipped: list[str] = ()) -> Assembled:
+def assemble(
+    results: list[FileResult],
+    refused: list[Rejected],
+    skipped: list[str] = (),
+    dedup_config: DedupConfig | None = None,
+) -> Assembled:
     """Deduplicate across files and lay out the output tables, sorted by provenance."""
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
     records = [rec for r in results for rec in r.records]
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
 
-    kept, dups = group_exact(records)
+    kept, dups = deduplicate(records, dedup_config or DedupConfig())
     by_canonical: dict[int, list[DuplicateOf]] = {}
     for d in dups:
         by_canonical.setdefault(id(d.canonical), []).append(d)
@@ -102,6 +108,7 @@ def assemble(results: list[FileResult], refused: list[Rejected], skipped: list[s
                 "canonical_ref": d.canonical.ref,
                 "kind": d.kind,
                 "similarity": d.similarity,
+                "reason": d.reason,
                 "text_raw": d.record.text_raw,
             }
             for d in dups

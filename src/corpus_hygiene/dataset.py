@@ -54,6 +54,7 @@ DUPLICATES_SCHEMA = pa.schema(
         pa.field("canonical_ref", pa.string(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),
         pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
         pa.field("text_raw", pa.string(), nullable=False),
     ]
 )

@@ -48,6 +48,10 @@ MIN_LETTERS = 3  # below this nothing is decided: "und"
 SHORT_TEXT_LETTERS = 40  # Latin text shorter than this is scored with word lists
 PREFIX_CHARS = 300  # langdetect reads at most this many characters (cost is mostly per call)
 LANGDETECT_SEED = 0
+# langdetect averages 7 random trials by default. On 750 real abstracts in en/fr/es/pt/de
+# (benchmarks/bench_dedup.py pools), 2 trials on a 300-character prefix were still 100% right and ran
+# at 835/s instead of 287/s; 150 characters cost 0.35 points of accuracy for +30% speed.
+LANGDETECT_TRIALS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,7 @@ def _langdetect(text: str) -> list[tuple[str, float]]:
     from langdetect.lang_detect_exception import LangDetectException
 
     detector = _langdetect_factory().create()
+    detector.n_trial = LANGDETECT_TRIALS
     detector.append(text[:PREFIX_CHARS])
     try:
         probs = detector.get_probabilities()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 from corpus_hygiene.assemble import Assembled
@@ -106,6 +107,7 @@ def build_metrics(
         "code_version": code_fingerprint(),
         "policy_path": policy.path,
         "policy_sha256": policy.sha256,
+        "dedup_config": {**asdict(policy.dedup_config()), "fingerprint": policy.dedup_config().fingerprint()},
         "libraries": library_versions(),
     }
 
@@ -116,6 +118,7 @@ def manifest_from_metrics(metrics: dict) -> dict:
         "created_at": metrics["created_at"],
         "code_version": metrics["code_version"],
         "policy_sha256": metrics["policy_sha256"],
+        "dedup_config": metrics["dedup_config"],
         "counts": metrics["counts"],
         "libraries": metrics["libraries"],
         "input_files": [

@@ -1,10 +1,11 @@
-"""Exact duplicates: records that share a dedup key collapse onto one canonical record."""
+"""Exact duplicates, the canonical-record rule, and the whole dedup step (exact, then near)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.models import Record
 
 
@@ -14,22 +15,61 @@ class DuplicateOf:
     canonical: Record
     kind: str  # "exact" | "near"
     similarity: float
+    reason: str  # why the canonical copy was kept rather than this one
 
 
 def canonical_rank(record: Record) -> tuple:
-    """Smaller is better: fewer repairs, then longer text, then earliest provenance (stable)."""
+    """Smaller is better: fewer repairs, then the more complete (longer) text, then earliest provenance.
+
+    Provenance is the stable tie-break: source_file then source_line, both part of the record identity.
+    """
     return (len(record.fixes), -len(record.text), record.source_file, record.source_line)
 
 
-def group_exact(records: Sequence[Record]) -> tuple[list[Record], list[DuplicateOf]]:
-    """Return (canonical records, duplicates), both in input order of the canonical records."""
+def why_kept(kept: Record, dropped: Record) -> str:
+    if len(kept.fixes) != len(dropped.fixes):
+        return f"fewer repairs ({len(kept.fixes)} vs {len(dropped.fixes)})"
+    if len(kept.text) != len(dropped.text):
+        return f"more complete ({len(kept.text)} vs {len(dropped.text)} characters)"
+    return f"earlier in the corpus ({kept.ref} before {dropped.ref})"
+
+
+def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Record], list[DuplicateOf]]:
+    """Exact groups on the dedup key, then verified near duplicates among their canonicals."""
+    from corpus_hygiene.dedup.near import find_near_duplicates
+
     groups: dict[str, list[Record]] = {}
     for rec in records:
         groups.setdefault(rec.dedup_key, []).append(rec)
-    kept: list[Record] = []
     dups: list[DuplicateOf] = []
+    canon: list[Record] = []
     for members in groups.values():
         best = min(members, key=canonical_rank)
-        kept.append(best)
-        dups.extend(DuplicateOf(m, best, "exact", 1.0) for m in members if m is not best)
+        canon.append(best)
+        dups.extend(DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best)
+    canon.sort(key=canonical_rank)
+    merged_into: dict[int, tuple[int, float]] = {
+        m.index: (m.canonical, m.similarity) for m in find_near_duplicates([r.text for r in canon], config)
+    }
+    kept: list[Record] = []
+    for i, rec in enumerate(canon):
+        if i in merged_into:
+            j, sim = merged_into[i]
+            dups.append(DuplicateOf(rec, canon[j], "near", sim, why_kept(canon[j], rec)))
+        else:
+            kept.append(rec)
+    # an exact copy of a record that turned out to be a near duplicate follows it to the canonical
+    final = {id(d.record): d for d in dups if d.kind == "near"}
+    dups = [
+        DuplicateOf(
+            d.record,
+            final[id(d.canonical)].canonical,
+            "near",
+            final[id(d.canonical)].similarity,
+            why_kept(final[id(d.canonical)].canonical, d.record),
+        )
+        if d.kind == "exact" and id(d.canonical) in final
+        else d
+        for d in dups
+    ]
     return kept, dups

@@ -1,0 +1,45 @@
+"""Script-aware shingles: word n-grams for space-delimited text, character n-grams for CJK.
+
+Whitespace shingles fail on Chinese and Japanese (a whole sentence is one "word"), so the text is
+segmented by script: runs of Han/kana/Hangul become character n-grams, everything else word
+n-grams. Shingles are built from the same normalisation as the exact key (NFKC, case-folded,
+punctuation dropped), so near-duplicate detection never sees case, width or punctuation noise.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:
+    """The shingle set of a cleaned text.
+
+    >>> sorted(shingles("Deep Nets, deep nets!"))
+    ['deep nets', 'nets deep']
+    >>> sorted(shingles("我们提出方法"))
+    ['们提', '出方', '我们', '提出', '方法']
+    """
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    out: set[str] = set()
+    words: list[str] = []
+    pos = 0
+    for run in _CJK_RUN.finditer(norm):
+        words.extend(_WORD.findall(norm[pos : run.start()]))
+        chars = run.group(0)
+        out.update(chars[i : i + char_n] for i in range(max(1, len(chars) - char_n + 1)))
+        pos = run.end()
+    words.extend(_WORD.findall(norm[pos:]))
+    if words:
+        out.update(" ".join(words[i : i + word_n]) for i in range(max(1, len(words) - word_n + 1)))
+    return frozenset(out)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
