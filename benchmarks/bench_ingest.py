@@ -16,10 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus_hygiene.checks import load_policy
-
 from benchmarks.common import SEEDS, peak_rss_mb, save
 from corpus_hygiene.assemble import assemble
+from corpus_hygiene.checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dataset import publish
 from corpus_hygiene.dedup.keys import dedup_key

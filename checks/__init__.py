@@ -1,4 +1,5 @@
-"""The quality contract: the policy file (thresholds a user edits) and the checks built from it.
+"""The quality contract: the policy a user edits, the named checks built from it, the table schemas
+of the output contract, and the dataset gates.
 
 Importable as ``corpus_hygiene.checks`` from the source tree and from an installed wheel.
 """
@@ -13,6 +14,10 @@ from pathlib import Path
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
 
 
+class PolicyError(Exception):
+    """The policy file is missing a value or has one of the wrong type."""
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     max_file_bytes: int
@@ -21,20 +26,27 @@ class Policy:
     sha256: str  # of the policy file's bytes: goes into the manifest
     path: str
     dedup: dict = field(default_factory=dict)  # DedupConfig fields; missing ones take its defaults
+    checks: dict = field(default_factory=dict)  # [checks] table
+    gates: dict = field(default_factory=dict)  # [gates] table
 
     def dedup_config(self):
         from corpus_hygiene.dedup.config import DedupConfig
 
         return DedupConfig(**self.dedup)
 
-
-class PolicyError(Exception):
-    """The policy file is missing a value or has one of the wrong type."""
+    def check_params(self) -> dict:
+        """Every value a record check may read, by name."""
+        params = dict(self.checks, min_chars=self.min_chars, max_chars=self.max_chars)
+        params["placeholders"] = frozenset(p.casefold() for p in self.checks.get("placeholders", ()))
+        return params
 
 
 def load_policy(path: Path | str | None = None) -> Policy:
     policy_path = Path(path) if path else DEFAULT_POLICY_PATH
-    raw = policy_path.read_bytes()
+    try:
+        raw = policy_path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {policy_path}: {exc.strerror}") from exc
     try:
         data = tomllib.loads(raw.decode("utf-8"))
         policy = Policy(
@@ -44,10 +56,24 @@ def load_policy(path: Path | str | None = None) -> Policy:
             sha256=hashlib.sha256(raw).hexdigest(),
             path=str(policy_path),
             dedup=dict(data.get("dedup", {})),
+            checks=dict(data["checks"]),
+            gates=dict(data["gates"]),
         )
-    except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
+        for key in (
+            "year_min",
+            "year_max",
+            "repetition_min_words",
+            "min_distinct_word_ratio",
+            "placeholder_max_chars",
+            "placeholders",
+        ):
+            policy.checks[key]  # noqa: B018 - presence check, KeyError below names it
+        for key in ("min_records", "max_quarantine_share", "max_duplicate_share"):
+            policy.gates[key]  # noqa: B018
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise PolicyError(
-            f"policy file {policy_path} is invalid: {exc!r}; compare with {DEFAULT_POLICY_PATH}"
+            f"policy file {policy_path} is invalid ({type(exc).__name__}: {exc}); "
+            f"compare with {DEFAULT_POLICY_PATH}"
         ) from exc
     if not 0 < policy.min_chars < policy.max_chars:
         raise PolicyError(f"policy file {policy_path}: need 0 < record.min_chars < record.max_chars")

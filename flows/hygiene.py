@@ -1,4 +1,5 @@
-"""The corpus-hygiene Prefect flow: discover → process each file (mapped) → assemble → publish → report.
+"""The corpus-hygiene Prefect flow:
+discover → process each file (mapped) → assemble (checks, dedup) → gates → publish → report.
 
 Thin on purpose: every stage is a plain function in ``corpus_hygiene``; this module only wires them,
 times them, and turns expected failures into a Failed state with a one-line message.
@@ -10,14 +11,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_hygiene.checks import Policy, load_policy
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
 
 from corpus_hygiene.assemble import AccountingError, Assembled, assemble
-from corpus_hygiene.dataset import PublishError, publish
+from corpus_hygiene.card import dataset_card, schema_json
+from corpus_hygiene.checks import Policy, PolicyError, load_policy
+from corpus_hygiene.checks.gates import GateResult, evaluate_gates
+from corpus_hygiene.dataset import PublishError, publish, rows_to_frame
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.models import FileResult, SourceFile
@@ -48,7 +51,17 @@ def process_file_task(source: SourceFile, policy: Policy) -> FileResult:
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
 def assemble_dataset(results: list[FileResult], discovery: Discovery, policy: Policy) -> Assembled:
-    return assemble(results, discovery.refused, discovery.skipped, policy.dedup_config())
+    return assemble(results, discovery.refused, discovery.skipped, policy)
+
+
+@task(name="check_gates", cache_policy=NO_CACHE)
+def check_gates(asm: Assembled, policy: Policy) -> list[GateResult]:
+    frames = {name: rows_to_frame(rows, name) for name, rows in asm.tables().items()}
+    return evaluate_gates(asm.counts, frames, policy)
+
+
+def _io_error(task, run, state) -> bool:
+    return isinstance(state.result(raise_on_failure=False), OSError)
 
 
 @task(
@@ -56,11 +69,11 @@ def assemble_dataset(results: list[FileResult], discovery: Discovery, policy: Po
     cache_policy=NO_CACHE,
     retries=2,
     retry_delay_seconds=1,
-    retry_condition_fn=lambda task, run, state: isinstance(state.result(raise_on_failure=False), OSError),
+    retry_condition_fn=_io_error,
 )
-def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, manifest: dict) -> str:
-    tables = {"records": asm.records, "duplicates": asm.duplicates, "quarantine": asm.quarantine}
-    return str(publish(dataset_dir, run_id, tables, manifest))
+def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, metrics: dict) -> str:
+    extra = {"schema.json": schema_json(), "README.md": dataset_card(metrics)}
+    return str(publish(dataset_dir, run_id, asm.tables(), manifest_from_metrics(metrics), extra_files=extra))
 
 
 @task(name="write_report", cache_policy=NO_CACHE)
@@ -85,7 +98,13 @@ def hygiene_flow(
         try:
             return fn(*args, **kwargs)
         finally:
-            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+            timings[stage] = round(timings.get(stage, 0.0) + time.perf_counter() - start, 3)
+
+    def failed(message: str, metrics: dict | None = None, asm: Assembled | None = None):
+        if metrics is not None:
+            metrics["outcome"] = message
+            write_report(reports_dir, metrics, asm)
+        return Failed(message=message, data=RunOutcome(run_id, False, message))
 
     try:
         policy = load_policy(policy_path)
@@ -94,9 +113,10 @@ def hygiene_flow(
         futures = process_file_task.map(discovery.files, policy=policy)
         results = timed("process_files", lambda: [f.result() for f in futures])
         asm = timed("assemble", assemble_dataset, results, discovery, policy)
-    except (InputRootError, AccountingError) as exc:
-        return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+    except (InputRootError, AccountingError, PolicyError) as exc:
+        return failed(str(exc))
 
+    gates = timed("gates", check_gates, asm, policy)
     metrics = build_metrics(
         run_id=run_id,
         input_dir=input_dir,
@@ -106,13 +126,16 @@ def hygiene_flow(
         stage_seconds=timings,
         outcome="published",
     )
+    metrics["gates"] = [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in gates]
+    broken = [g for g in gates if not g.passed]
+    if broken:
+        reasons = "; ".join(f"{g.name}: {g.detail}" for g in broken)
+        return failed(f"gate failed, nothing published: {reasons}", metrics, asm)
     try:
-        version = timed("publish", publish_dataset, dataset_dir, run_id, asm, manifest_from_metrics(metrics))
+        version = timed("publish", publish_dataset, dataset_dir, run_id, asm, metrics)
     except (PublishError, OSError) as exc:
-        metrics["outcome"] = f"not published: {exc}"
-        write_report(reports_dir, metrics, asm)
-        return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
-    metrics["stage_seconds"] = {k: round(v, 3) for k, v in timings.items()}
+        return failed(f"not published: {exc}", metrics, asm)
+    metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, metrics, asm)
     c = asm.counts
     message = (

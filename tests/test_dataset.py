@@ -23,6 +23,7 @@ STEPS = [
 
 
 def _record(i: int, text: str = "An abstract") -> dict:
+    text = f"{text} {i}"
     return {
         "record_id": f"{i:032x}",
         "source_file": "a.txt",
@@ -31,12 +32,12 @@ def _record(i: int, text: str = "An abstract") -> dict:
         "year": 2026,
         "header_label": "Papers",
         "header_lang": "en",
-        "text": f"{text} {i}",
-        "text_raw": f"{text}  {i}",
+        "text": text,
+        "text_raw": text.replace(" ", "  "),
         "lang": "en",
         "lang_confidence": 0.99,
-        "n_chars": 14,
-        "n_words": 3,
+        "n_chars": len(text),
+        "n_words": len(text.split()),
         "fixes": ["whitespace"],
         "dup_count": 0,
         "also_in": [],

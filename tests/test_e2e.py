@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
 from corpus_hygiene.dataset import verify_checksums
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 
@@ -85,6 +86,32 @@ def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
     assert len(refs) == len(set(refs)) == 29
     assert len({r["record_id"] for r in t["records"]}) == 18
+
+
+def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, tmp_path):
+    out, _ = example_run
+    ok = subprocess.run(
+        [HYGIENE, "validate", str(out / "clean")], capture_output=True, text=True, timeout=120
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "18 records; checksums match the manifest; every contract check passes" in ok.stdout
+    card = (out / "clean" / "README.md").read_text("utf-8")
+    assert "| 29 | 18 | 5 | 6 | 9 |" in card and "`not_placeholder` | 2 |" in card
+    schema = json.loads((out / "clean" / "schema.json").read_text("utf-8"))
+    assert [c["name"] for c in schema["tables"]["duplicates"]][:3] == [
+        "source_file",
+        "source_line",
+        "canonical_id",
+    ]
+    # a copy with one record changed no longer matches its manifest
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(out / "clean", copy)
+    table = pq.read_table(copy / "records.parquet")
+    pq.write_table(table.slice(1), copy / "records.parquet")
+    bad = subprocess.run([HYGIENE, "validate", str(copy)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "does not match its checksum in the manifest" in bad.stderr
 
 
 def test_example_corpus_encodings_headers_and_languages(example_run):
@@ -167,9 +194,9 @@ def test_example_corpus_duplicates_and_quarantine(example_run):
         assert canon[d["canonical_id"]]["dup_count"] == len(canon[d["canonical_id"]]["also_in"])
     quarantine = sorted((q["source_file"], q["source_line"], q["reason"]) for q in t["quarantine"])
     assert quarantine == [
-        ("aaai_2025_accepted.md", 9, "too_short"),
+        ("aaai_2025_accepted.md", 9, "not_placeholder"),
         ("aaai_2025_accepted.md", 15, "empty_text"),
-        ("iclr_2026_papers.txt", 11, "too_short"),
+        ("iclr_2026_papers.txt", 11, "not_placeholder"),
         ("notes/todo.txt", 1, "no_header"),
         ("notes/todo.txt", 3, "no_header"),
         ("scans/proceedings_scan.pdf", None, "binary_file"),
@@ -269,7 +296,13 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     root = tmp_path / "in"
     root.mkdir()
     expected = _hostile_folder(root)
-    proc = run_hygiene(root, tmp_path)
+    # Most of this folder is junk: with the default gates (at most 50% quarantined) nothing would be
+    # published, so this run raises that limit; the next run checks the gate itself.
+    relaxed = tmp_path / "policy.toml"
+    relaxed.write_text(
+        DEFAULT_POLICY.read_text("utf-8").replace("max_quarantine_share = 0.5", "max_quarantine_share = 1.0")
+    )
+    proc = run_hygiene(root, tmp_path, "--policy", str(relaxed))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
     t = tables(tmp_path / "clean")
@@ -290,28 +323,21 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     weird = sorted(line for file, line in refs if file == "weird_lines.txt")
     assert weird == [3, 5]  # CR-only breaks count; U+2028 and form feed do not
 
-    # A run that cannot publish exits non-zero with one line and leaves the previous dataset alone.
+    # With a stricter quarantine-share gate the run fails: exit 1 with one line naming the gate,
+    # nothing published, the previous dataset left in place, and the report says why.
     before = verify_checksums(tmp_path / "clean")["run_id"]
-    (tmp_path / "other").mkdir()
-    (tmp_path / "other" / "notes.txt").write_text("not a dataset")
-    failed = subprocess.run(
-        [
-            HYGIENE,
-            "run",
-            str(root),
-            "--dataset-dir",
-            str(tmp_path / "other"),
-            "--reports-dir",
-            str(tmp_path / "reports"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    strict = tmp_path / "strict.toml"
+    strict.write_text(
+        DEFAULT_POLICY.read_text("utf-8").replace("max_quarantine_share = 0.5", "max_quarantine_share = 0.2")
     )
+    failed = run_hygiene(root, tmp_path, "--policy", str(strict))
     assert failed.returncode == 1
-    assert "hygiene: run failed:" in failed.stderr and "not a corpus-hygiene dataset" in failed.stderr
-    assert (tmp_path / "other" / "notes.txt").read_text() == "not a dataset"
+    (line,) = [x for x in failed.stderr.splitlines() if x.startswith("hygiene:")]
+    assert line.startswith("hygiene: run failed: gate failed, nothing published: quarantine_share: ")
+    assert "quarantined; the policy allows 20%" in line
     assert verify_checksums(tmp_path / "clean")["run_id"] == before
+    newest = max((tmp_path / "reports").glob("*.metrics.json"), key=lambda p: p.stat().st_mtime)
+    assert json.loads(newest.read_text())["outcome"].startswith("gate failed, nothing published")
 
 
 def test_missing_input_folder_fails_fast_with_one_line(tmp_path):

@@ -9,7 +9,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.checks import Policy, load_policy
+from corpus_hygiene.checks.routing import candidate_frame, route
 from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
 from corpus_hygiene.dedup.keys import record_id
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
@@ -42,6 +43,9 @@ class Assembled:
     counts: dict[str, int] = field(default_factory=dict)
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
     fix_counts: dict[str, int] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, list[dict]]:
+        return {"records": self.records, "duplicates": self.duplicates, "quarantine": self.quarantine}
 
 
 def _ref(file: str, line: int | None) -> str:
@@ -82,18 +86,48 @@ def _quarantine_row(rej: Rejected) -> dict:
     }
 
 
+def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Record], list[Rejected]]:
+    """Run the named checks of checks/ over every candidate; failures become quarantine rows.
+
+    Before dedup, so that junk never becomes the canonical copy that others point to.
+    """
+    frame = candidate_frame(
+        [
+            {
+                "text": r.text,
+                "lang": r.lang,
+                "year": r.year,
+                "venue": r.venue,
+                "header_label": r.header_label,
+                "n_chars": len(r.text),
+            }
+            for r in records
+        ]
+    )
+    failures = {f.index: f for f in route(frame, policy)}
+    passed = [r for i, r in enumerate(records) if i not in failures]
+    rejected = [
+        Rejected(records[i].source_file, records[i].source_line, f.reason, f.detail, records[i].text_raw)
+        for i, f in failures.items()
+    ]
+    return passed, rejected
+
+
 def assemble(
     results: list[FileResult],
     refused: list[Rejected],
     skipped: list[str] = (),
-    dedup_config: DedupConfig | None = None,
+    policy: Policy | None = None,
 ) -> Assembled:
-    """Deduplicate across files and lay out the output tables, sorted by provenance."""
+    """Check, deduplicate across files and lay out the output tables, sorted by provenance."""
+    policy = policy or load_policy()
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
-    records = [rec for r in results for rec in r.records]
+    candidates = [rec for r in results for rec in r.records]
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
+    records, failed = apply_record_checks(candidates, policy)
+    rejected += failed
 
-    kept, dups = deduplicate(records, dedup_config or DedupConfig())
+    kept, dups = deduplicate(records, policy.dedup_config())
     by_canonical: dict[int, list[DuplicateOf]] = {}
     for d in dups:
         by_canonical.setdefault(id(d.canonical), []).append(d)

@@ -40,17 +40,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from corpus_hygiene.dataset import DatasetError, verify_checksums
+    from corpus_hygiene.dataset import DatasetError, validate_dataset
 
     try:
-        manifest = verify_checksums(args.dataset_dir)
+        manifest, failures = validate_dataset(args.dataset_dir)
     except DatasetError as exc:
         print(f"hygiene: invalid dataset: {exc}", file=sys.stderr)
+        return 1
+    if failures:
+        print(
+            f"hygiene: invalid dataset: {len(failures)} contract violations in {args.dataset_dir}",
+            file=sys.stderr,
+        )
+        print("table.column: check failed at row (value)", file=sys.stderr)
+        for line in failures:
+            print(f"  {line}", file=sys.stderr)
         return 1
     counts = manifest.get("counts", {})
     print(
         f"{args.dataset_dir}: run {manifest['run_id']}, schema v{manifest['schema_version']}, "
-        f"{counts.get('kept', '?')} records; checksums match the manifest"
+        f"{counts.get('kept', '?')} records; checksums match the manifest; every contract check passes"
     )
     return 0
 
@@ -91,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser(
         "validate",
         help="check a published dataset against its manifest",
-        description="Re-check a published dataset: manifest present, schema version, "
-        "every file's checksum. Exit 1 with the reason when anything is wrong.",
+        description="Re-check a published dataset: manifest present, schema version, every file's "
+        "checksum, every contract check of the three tables. Exit 1 with a table of failures when "
+        "anything is wrong.",
     )
     val.add_argument("dataset_dir", metavar="DATASET_DIR")
     val.set_defaults(func=_cmd_validate)

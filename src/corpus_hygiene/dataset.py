@@ -135,6 +135,7 @@ def publish(
     tables: dict[str, list[dict]],
     manifest: dict,
     checkpoint: Callable[[str], None] = lambda step: None,
+    extra_files: dict[str, str] | None = None,
 ) -> Path:
     """Write a complete new version and switch DATASET_DIR to it atomically. Returns the version path.
 
@@ -156,6 +157,10 @@ def publish(
         write_table(tables[name], schema, path)
         outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(tables[name])}
         checkpoint(f"wrote {name}")
+    for name, content in (extra_files or {}).items():  # schema.json, README.md: written before the manifest
+        path = staging / name
+        path.write_text(content, "utf-8")
+        outputs[name] = {"sha256": sha256_file(path)}
     full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=run_id, outputs=outputs)
     tmp = staging / "manifest.json.tmp"
     tmp.write_text(json.dumps(full_manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
@@ -225,7 +230,38 @@ def verify_checksums(dataset_dir: Path | str) -> dict:
     return manifest
 
 
-def read_dataset(dataset_dir: Path | str):
-    """The kept records of a published dataset as a pandas DataFrame, after checking checksums."""
-    verify_checksums(dataset_dir)
-    return pq.read_table(Path(dataset_dir) / "records.parquet").to_pandas()
+def to_frame(table: pa.Table):
+    """Arrow → pandas with nullable integers (a null year stays <NA>, not a float NaN)."""
+    import pandas as pd
+
+    return table.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype()}.get)
+
+
+def rows_to_frame(rows: list[dict], name: str):
+    return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
+
+
+def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:
+    return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet") for name in TABLES}
+
+
+def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
+    """Checksums and schema version (raises DatasetError), then every contract check: (manifest, failures)."""
+    from corpus_hygiene.checks.gates import schema_failures
+
+    manifest = verify_checksums(dataset_dir)
+    frames = {name: to_frame(table) for name, table in read_tables(dataset_dir).items()}
+    return manifest, schema_failures(frames)
+
+
+def read_dataset(dataset_dir: Path | str, *, arrow: bool = False):
+    """The kept records of a published dataset, after the same checks as ``hygiene validate``.
+
+    Returns a pandas DataFrame, or a pyarrow Table with ``arrow=True``. Raises DatasetError when the
+    dataset does not match its manifest or the contract.
+    """
+    manifest, failures = validate_dataset(dataset_dir)
+    if failures:
+        raise DatasetError(f"{dataset_dir} breaks the contract: " + "; ".join(failures[:5]))
+    table = pq.read_table(Path(dataset_dir) / "records.parquet")
+    return table if arrow else to_frame(table)

@@ -29,7 +29,8 @@ def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Re
     return Rejected(src.rel_path, para.line, reason.value, detail, para.text)
 
 
-def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: Policy) -> Record | Rejected:
+def process_paragraph(src: SourceFile, header: Header, para: Paragraph) -> Record | Rejected:
+    """Clean one paragraph into a candidate record; the record checks of checks/ run later, on all."""
     # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
     # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
     lang = detect_language(para.text)
@@ -37,21 +38,6 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
     key = dedup_key(cleaned.text)
     if not key:
         return _reject(src, para, Reason.EMPTY_TEXT, "no letters or digits left after cleaning")
-    n = len(cleaned.text)
-    if n < policy.min_chars:
-        return _reject(
-            src,
-            para,
-            Reason.TOO_SHORT,
-            f"{n} characters after cleaning, under the minimum of {policy.min_chars}",
-        )
-    if n > policy.max_chars:
-        return _reject(
-            src,
-            para,
-            Reason.TOO_LONG,
-            f"{n:,} characters after cleaning, over the maximum of {policy.max_chars:,}",
-        )
     return Record(
         source_file=src.rel_path,
         source_line=para.line,
@@ -113,6 +99,6 @@ def process_file(src: SourceFile, policy: Policy) -> FileResult:
     report.header = header
     for para in iter_paragraphs(lines, first + 1):
         report.n_paragraphs += 1
-        out = process_paragraph(src, header, para, policy)
+        out = process_paragraph(src, header, para)
         (result.records if isinstance(out, Record) else result.rejected).append(out)
     return result

@@ -24,8 +24,7 @@ class Reason(StrEnum):
     # records
     NO_HEADER = "no_header"
     EMPTY_TEXT = "empty_text"
-    TOO_SHORT = "too_short"
-    TOO_LONG = "too_long"
+    # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.
 
 
 FILE_LEVEL = frozenset(

@@ -1,0 +1,170 @@
+"""Named record checks: what a clean abstract must satisfy, each registered with pandera by name.
+
+Each check is a vectorised predicate over the candidate-records frame (True = passes) plus a sentence
+for people that says which value broke which limit. The order of ``RECORD_CHECKS`` is the order in
+which a record's first failure is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import pandera.extensions as extensions
+
+ISO_639_1 = frozenset(
+    (
+        "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy "
+        "da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu "
+        "hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb "
+        "lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om "
+        "or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw "
+        "ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
+    ).split()
+) | {"und"}
+
+LATEX_RESIDUE = r"\\[A-Za-z]+|\$[^$\s][^$]*\$|\\[%&${}]"
+MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"
+INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordCheck:
+    name: str
+    params: tuple[str, ...]  # the policy values it reads (its pandera statistics)
+    passes: Callable[..., pd.Series]  # (frame, **params) → True where the record passes
+    detail: Callable[..., str]  # (row, **params) → a sentence for people
+
+
+def _placeholder_key(text: str) -> str:
+    return _NOT_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_chars: int) -> bool:
+    """>>> is_placeholder("Abstract to appear.", frozenset({"abstract to appear"}), 120)
+    True
+    """
+    key = _placeholder_key(text)
+    if key in placeholders:
+        return True
+    if len(text) <= placeholder_max_chars:
+        return any(key.startswith(p + " ") for p in placeholders if len(p) > 3)
+    return False
+
+
+def is_repetitive(text: str, repetition_min_words: int, min_distinct_word_ratio: float) -> bool:
+    words = [w.casefold() for w in _WORD.findall(text)]
+    if len(words) < repetition_min_words or any(len(w) == 1 and ord(w) >= 0x3040 for w in words[:50]):
+        return False  # CJK text repeats characters by nature; this check is for word filler
+    return len(set(words)) / len(words) < min_distinct_word_ratio
+
+
+def _first(pattern: str, text: str) -> str:
+    found = re.search(pattern, text)
+    return found.group(0) if found else ""
+
+
+RECORD_CHECKS: tuple[RecordCheck, ...] = (
+    RecordCheck(
+        "not_placeholder",
+        ("placeholders", "placeholder_max_chars"),
+        lambda df, placeholders, placeholder_max_chars: (
+            ~df["text"].map(lambda t: is_placeholder(t, placeholders, placeholder_max_chars)).astype(bool)
+        ),
+        lambda r, **_: f"the text {r['text'][:60]!r} is a placeholder, not an abstract",
+    ),
+    RecordCheck(
+        "text_length",
+        ("min_chars", "max_chars"),
+        lambda df, min_chars, max_chars: df["n_chars"].between(min_chars, max_chars),
+        lambda r, min_chars, max_chars: (
+            f"{r['n_chars']:,} characters after cleaning; the policy allows {min_chars:,} to {max_chars:,}"
+        ),
+    ),
+    RecordCheck(
+        "not_repetitive",
+        ("repetition_min_words", "min_distinct_word_ratio"),
+        lambda df, repetition_min_words, min_distinct_word_ratio: (
+            ~df["text"]
+            .map(lambda t: is_repetitive(t, repetition_min_words, min_distinct_word_ratio))
+            .astype(bool)
+        ),
+        lambda r, min_distinct_word_ratio, **_: (
+            f"under {min_distinct_word_ratio:.0%} of its words are distinct: repeated filler, not an abstract"
+        ),
+    ),
+    RecordCheck(
+        "no_latex_residue",
+        (),
+        lambda df: ~df["text"].str.contains(LATEX_RESIDUE, regex=True),
+        lambda r: f"LaTeX left after cleaning: {_first(LATEX_RESIDUE, r['text'])[:40]!r}",
+    ),
+    RecordCheck(
+        "no_mojibake_residue",
+        (),
+        lambda df: ~df["text"].str.contains(MOJIBAKE_RESIDUE, regex=True),
+        lambda r: f"mis-decoded characters left after repair: {_first(MOJIBAKE_RESIDUE, r['text'])!r}",
+    ),
+    RecordCheck(
+        "no_invisible_chars",
+        (),
+        lambda df: ~df["text"].str.contains(INVISIBLE, regex=True),
+        lambda r: f"invisible character U+{ord(_first(INVISIBLE, r['text']) or ' '):04X} left in the text",
+    ),
+    RecordCheck(
+        "lang_iso639_1",
+        (),
+        lambda df: df["lang"].isin(ISO_639_1),
+        lambda r: f"language code {r['lang']!r} is not ISO 639-1 or 'und'",
+    ),
+    RecordCheck(
+        "year_plausible",
+        ("year_min", "year_max"),
+        lambda df, year_min, year_max: df["year"].between(year_min, year_max).fillna(False).astype(bool),
+        lambda r, year_min, year_max: (
+            f"year {r['year']} from the file header is outside {year_min}–{year_max}"
+            if pd.notna(r["year"])
+            else "the file header names no year"
+        ),
+    ),
+    RecordCheck(
+        "venue_present",
+        (),
+        lambda df: df["venue"].fillna("").str.len() > 0,
+        lambda r: f"the file header names no venue (label {r['header_label']!r})",
+    ),
+)
+CHECKS_BY_NAME = {c.name: c for c in RECORD_CHECKS}
+_registered: set[str] = set()
+
+
+def register_with_pandera() -> None:
+    """Register every record check as a pandera check method, so failures carry its name."""
+    for check in RECORD_CHECKS:
+        if check.name in _registered:
+            continue
+
+        extensions.register_check_method(statistics=list(check.params), supported_types=pd.DataFrame)(
+            _as_method(check)
+        )
+        _registered.add(check.name)
+
+
+def _as_method(check: RecordCheck):
+    """A function whose signature names the check's statistics, as pandera requires."""
+    import inspect
+
+    def method(df: pd.DataFrame, **params) -> pd.Series:
+        return check.passes(df, **params)
+
+    kw = [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in check.params]
+    method.__signature__ = inspect.Signature(
+        [inspect.Parameter("df", inspect.Parameter.POSITIONAL_OR_KEYWORD), *kw]
+    )
+    method.__name__ = check.name
+    return method

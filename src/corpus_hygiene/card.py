@@ -1,0 +1,122 @@
+"""What is published beside the data: a JSON schema of the tables and a dataset card (README.md)."""
+
+from __future__ import annotations
+
+import json
+
+from corpus_hygiene.dataset import SCHEMA_VERSION, TABLES
+
+DESCRIPTIONS = {
+    "records": {
+        "record_id": "stable id: 128-bit hash (hex) of the dedup key (NFKC, case-folded, letters and digits)",
+        "source_file": "path of the source file relative to the input folder, '/' separators",
+        "source_line": "1-based line of the paragraph's first line in the decoded file (LF, CRLF, CR)",
+        "venue": "venue named by the file's header line (e.g. ICLR)",
+        "year": "year named by the file's header line",
+        "header_label": "the rest of the header line (e.g. 'Papers', '论文列表')",
+        "header_lang": "ISO 639-1 language of the header label, or 'und'",
+        "text": "the cleaned abstract: NFC Unicode, single spaces, markup and mojibake repaired",
+        "text_raw": "the paragraph as decoded, line breaks kept",
+        "lang": "ISO 639-1 language of the abstract, or 'und'",
+        "lang_confidence": "confidence of the language decision, 0..1",
+        "n_chars": "characters in text",
+        "n_words": "words in text (each CJK character counts as one)",
+        "fixes": "the repairs applied to text_raw, in order",
+        "dup_count": "number of duplicates merged into this record",
+        "also_in": "source_file:line of every duplicate merged into this record",
+    },
+    "duplicates": {
+        "source_file": "where the dropped copy was",
+        "source_line": "its first line",
+        "canonical_id": "record_id of the kept copy in records.parquet",
+        "canonical_ref": "source_file:line of the kept copy",
+        "kind": "'exact' (same dedup key) or 'near' (verified similarity at or above the threshold)",
+        "similarity": "verified similarity to the kept copy (1.0 for exact)",
+        "reason": "why the kept copy was chosen over this one",
+        "text_raw": "the dropped copy as decoded",
+    },
+    "quarantine": {
+        "source_file": "the file",
+        "source_line": "the record's first line; null when the whole file was refused",
+        "reason": "reason code: a file-level code or the name of the failed check",
+        "detail": "what was wrong, in a sentence",
+        "text_raw": "the record as decoded (null for a whole file)",
+    },
+}
+
+
+def schema_json() -> str:
+    tables = {
+        name: [
+            {
+                "name": f.name,
+                "type": str(f.type),
+                "nullable": f.nullable,
+                "description": DESCRIPTIONS[name][f.name],
+            }
+            for f in schema
+        ]
+        for name, schema in TABLES.items()
+    }
+    return (
+        json.dumps({"schema_version": SCHEMA_VERSION, "tables": tables}, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+def dataset_card(metrics: dict) -> str:
+    c = metrics["counts"]
+    langs = ", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none"
+    reasons = (
+        "\n".join(f"| `{k}` | {v} |" for k, v in metrics["quarantine_reasons"].items()) or "| (none) | 0 |"
+    )
+    fields = "\n".join(f"| `{k}` | {v} |" for k, v in DESCRIPTIONS["records"].items())
+    gates = "\n".join(
+        f"| {g['name']} | {'pass' if g['passed'] else 'FAIL'} | {g['detail']} |"
+        for g in metrics.get("gates", [])
+    )
+    return f"""# corpus-hygiene dataset
+
+Clean, deduplicated paper abstracts produced by corpus-hygiene {metrics["code_version"]} in run
+`{metrics["run_id"]}` ({metrics["created_at"]}) from `{metrics["input_dir"]}`.
+Schema version {SCHEMA_VERSION}; `schema.json` describes every column; `manifest.json` lists every input
+and output file with its sha256. Check it with `hygiene validate <this folder>` or read it with
+`corpus_hygiene.read_dataset(<this folder>)`, which runs the same checks.
+
+## Counts
+
+| ingested | kept | duplicates | quarantined | files |
+|---|---|---|---|---|
+| {c["ingested"]} | {c["kept"]} | {c["duplicates"]} | {c["quarantined"]} | {c["files"]} |
+
+Languages of kept records: {langs}.
+
+## Files
+
+- `records.parquet`: one row per kept record (fields below).
+- `duplicates.parquet`: every dropped duplicate, with the record it duplicates and why that one was kept.
+- `quarantine.parquet`: every rejected record or unreadable file, with a reason code and a sentence.
+
+| field | meaning |
+|---|---|
+{fields}
+
+## Quarantine reasons
+
+| reason | rows |
+|---|---|
+{reasons}
+
+## How it was produced
+
+Decoding (BOM, UTF-8, charset detection) → header and paragraph split → cleaning (ftfy, LaTeX to
+Unicode, markdown, PDF artefacts, NFC) → language identification → the named record checks of the
+policy → exact and near-duplicate detection (MinHash LSH, verified similarity) → gates → publish.
+Policy `{metrics["policy_path"]}` (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
+`{metrics["dedup_config"]["fingerprint"]}`.
+
+## Gates
+
+| gate | result | detail |
+|---|---|---|
+{gates}
+"""
