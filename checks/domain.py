@@ -29,7 +29,6 @@ ISO_639_1 = frozenset(
 LATEX_RESIDUE = r"\\[A-Za-z]+|\$[^$\s][^$]*\$|\\[%&${}]"
 MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"
 INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
-_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\W_]+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -46,7 +45,9 @@ def _placeholder_key(text: str) -> str:
 
 
 def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_chars: int) -> bool:
-    """>>> is_placeholder("Abstract to appear.", frozenset({"abstract to appear"}), 120)
+    """A placeholder phrase, or a short text that starts with one.
+
+    >>> is_placeholder("Abstract to appear.", frozenset({"abstract to appear"}), 120)
     True
     """
     key = _placeholder_key(text)
@@ -58,10 +59,27 @@ def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_char
 
 
 def is_repetitive(text: str, repetition_min_words: int, min_distinct_word_ratio: float) -> bool:
-    words = [w.casefold() for w in _WORD.findall(text)]
-    if len(words) < repetition_min_words or any(len(w) == 1 and ord(w) >= 0x3040 for w in words[:50]):
-        return False  # CJK text repeats characters by nature; this check is for word filler
+    """Whitespace words (str.split: C speed, 1M abstracts in seconds). Chinese and Japanese text has
+    almost no spaces, so it never reaches repetition_min_words: this check is for word filler.
+
+    >>> is_repetitive("test " * 30, 20, 0.25), is_repetitive("we propose a new model " * 2, 20, 0.25)
+    (True, False)
+    """
+    words = text.casefold().split()
+    if len(words) < repetition_min_words:
+        return False
     return len(set(words)) / len(words) < min_distinct_word_ratio
+
+
+def _placeholder_mask(
+    df: pd.DataFrame, placeholders: frozenset[str], placeholder_max_chars: int
+) -> pd.Series:
+    """Only short texts can be placeholders: the Python test runs on those alone."""
+    limit = max(placeholder_max_chars, max((len(p) for p in placeholders), default=0) * 3)
+    short = df["n_chars"] <= limit
+    out = pd.Series(False, index=df.index)
+    out[short] = df.loc[short, "text"].map(lambda t: is_placeholder(t, placeholders, placeholder_max_chars))
+    return out.astype(bool)
 
 
 def _first(pattern: str, text: str) -> str:
