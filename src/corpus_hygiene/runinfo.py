@@ -32,19 +32,19 @@ def new_run_id(now: datetime | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Version plus a hash of every Python source and policy file the package runs.
+    """Version plus a hash of every source and policy file of the package, flows/ and checks/ included.
 
-    Changes whenever the code that shapes outputs changes, even between releases; per-file caches
-    are keyed on it.
+    Changes whenever the code that shapes outputs changes, even between releases.
     """
+    import corpus_hygiene.checks
+    import corpus_hygiene.flows
+
     digest = hashlib.sha256(corpus_hygiene.__version__.encode())
-    roots = [Path(p) for p in corpus_hygiene.__path__]
-    for root in roots:
-        subdirs = [root] if (root / "__init__.py").exists() and root.name == "corpus_hygiene" else []
-        subdirs += [root / "flows", root / "checks"]
-        for sub in subdirs:
-            for path in sorted(sub.rglob("*.py")) if sub.is_dir() else []:
-                digest.update(path.relative_to(root).as_posix().encode())
+    for module in (corpus_hygiene, corpus_hygiene.flows, corpus_hygiene.checks):
+        root = Path(module.__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".toml", ".j2") and "__pycache__" not in path.parts:
+                digest.update(f"{module.__name__}/{path.relative_to(root).as_posix()}".encode())
                 digest.update(path.read_bytes())
     return f"{corpus_hygiene.__version__}+{digest.hexdigest()[:12]}"
 
