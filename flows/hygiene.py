@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import flow, task
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
@@ -78,7 +79,34 @@ def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, metrics: dict
 
 @task(name="write_report", cache_policy=NO_CACHE)
 def write_report(reports_dir: str, metrics: dict, asm: Assembled) -> str:
-    return str(write_reports(reports_dir, metrics, asm.quarantine, asm.duplicates))
+    page = write_reports(reports_dir, metrics, asm.quarantine, asm.duplicates)
+    publish_artifacts(metrics, page)
+    return str(page)
+
+
+def publish_artifacts(metrics: dict, page: Path) -> None:
+    """What a scheduled run shows in the Prefect UI: a summary, a link to the report, the reasons."""
+    c = metrics["counts"]
+    gates = ", ".join(f"{g['name']} {'pass' if g['passed'] else 'FAIL'}" for g in metrics.get("gates", []))
+    create_markdown_artifact(
+        markdown=(
+            f"# corpus-hygiene run `{metrics['run_id']}`\n\n**{metrics['outcome']}**\n\n"
+            f"| ingested | kept | duplicates | quarantined |\n|---|---|---|---|\n"
+            f"| {c['ingested']} | {c['kept']} | {c['duplicates']} | {c['quarantined']} |\n\n"
+            f"Gates: {gates or 'not evaluated'}\n\nReport: `{page.resolve()}`\n"
+        ),
+        key="corpus-hygiene-summary",
+        description="Outcome and counts of this run",
+    )
+    create_link_artifact(
+        link=page.resolve().as_uri(), link_text="HTML quality report", key="corpus-hygiene-report"
+    )
+    create_table_artifact(
+        table=[{"reason": k, "rows": v} for k, v in metrics["quarantine_reasons"].items()]
+        or [{"reason": "-", "rows": 0}],
+        key="corpus-hygiene-quarantine",
+        description="Quarantined rows per reason",
+    )
 
 
 @flow(name="corpus-hygiene", log_prints=True)

@@ -14,7 +14,9 @@ def _publish(target, policy, reverse=False):
     results = [process_file(f, policy) for f in files]  # reversed order reaches assemble as is
     asm = assemble(results, found.refused, found.skipped, policy)
     version = publish(target, "run", asm.tables(), {})
-    return {name: sha256_file(version / f"{name}.parquet") for name in ("records", "duplicates", "quarantine")}
+    return {
+        name: sha256_file(version / f"{name}.parquet") for name in ("records", "duplicates", "quarantine")
+    }
 
 
 def test_two_runs_give_identical_parquet(tmp_path, policy):

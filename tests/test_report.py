@@ -1,4 +1,4 @@
-from corpus_hygiene.report.html import render_run_report
+from corpus_hygiene.report.html import FILTER_SCRIPT, SCRIPT_HASH, render_run_report
 
 PAYLOADS = [
     "<script>alert(1)</script>",
@@ -26,6 +26,9 @@ def _metrics():
             "latex": [{"ref": "a.txt:3", "before": PAYLOADS[0] + r"\textbf{x}", "after": PAYLOADS[0] + "x"}]
         },
         "quarantine_reasons": {"too_short": 5},
+        "gates": [{"name": "not_empty", "passed": False, "detail": "0 records kept"}],
+        "checks": {"not_placeholder": {"checked": 5, "failed": 5}},
+        "length_histogram": [],
         "stage_seconds": {},
         "code_version": "v",
         "policy_path": "p",
@@ -40,7 +43,11 @@ def test_corpus_text_is_escaped_everywhere():
         for p in PAYLOADS
     ]
     html = render_run_report(_metrics(), quarantine, [])
-    assert "<script>" not in html and "<svg" not in html and "<img" not in html and "<h1>x" not in html
+    assert html.count("<script>") == 1 and f"<script>{FILTER_SCRIPT}</script>" in html  # ours only
+    assert "<svg onload" not in html and "<img" not in html and "<h1>x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "onerror=&#34;alert(1)&#34;" in html
     assert 'http-equiv="Content-Security-Policy"' in html and "default-src 'none'" in html
+    assert (
+        f"script-src '{SCRIPT_HASH}'" in html and "unsafe-inline'; img" in html
+    )  # no inline script but ours

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from corpus_hygiene.checks import Policy, load_policy
+from corpus_hygiene.checks.domain import RECORD_CHECKS
 from corpus_hygiene.checks.routing import candidate_frame, route
 from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
 from corpus_hygiene.dedup.keys import record_id
@@ -43,6 +44,7 @@ class Assembled:
     counts: dict[str, int] = field(default_factory=dict)
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
     fix_counts: dict[str, int] = field(default_factory=dict)
+    check_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # check → {checked, failed}
 
     def tables(self) -> dict[str, list[dict]]:
         return {"records": self.records, "duplicates": self.duplicates, "quarantine": self.quarantine}
@@ -126,6 +128,10 @@ def assemble(
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
     records, failed = apply_record_checks(candidates, policy)
     rejected += failed
+    failed_by = Counter(r.reason for r in failed)
+    out.check_counts = {
+        c.name: {"checked": len(candidates), "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
+    }
 
     kept, dups = deduplicate(records, policy.dedup_config())
     by_canonical: dict[int, list[DuplicateOf]] = {}

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from corpus_hygiene.assemble import Assembled
 from corpus_hygiene.checks import Policy
+from corpus_hygiene.report.charts import length_histogram
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -101,6 +102,8 @@ def build_metrics(
         "languages": dict(Counter(r["lang"] for r in asm.records).most_common()),
         "header_languages": dict(Counter(r["header_lang"] for r in asm.records).most_common()),
         "fix_counts": asm.fix_counts,
+        "length_histogram": length_histogram([r["n_chars"] for r in asm.records]),
+        "checks": asm.check_counts,
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},

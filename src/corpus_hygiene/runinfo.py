@@ -9,8 +9,6 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-import corpus_hygiene
-
 LIBRARIES = (
     "ftfy",
     "pylatexenc",

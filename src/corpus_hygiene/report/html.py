@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import difflib
+import hashlib
 import json
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+
+from corpus_hygiene.report.charts import bars
 
 _env = Environment(
     loader=PackageLoader("corpus_hygiene.report", "templates"),
@@ -17,6 +21,26 @@ _env = Environment(
 _env.globals["diff_segments"] = lambda before, after: diff_segments(before, after)
 
 MAX_ROWS = 500  # rows per table in the page; the Parquet files hold everything
+
+# The page's only script: filters the quarantine table. Allowed by its hash in the CSP, so no other
+# script (say, one smuggled in through corpus text) could ever run, even if escaping failed.
+FILTER_SCRIPT = """(function () {
+  var box = document.getElementById("q-filter"), pick = document.getElementById("q-reason");
+  var rows = document.querySelectorAll("#q-table tbody tr"), shown = document.getElementById("q-shown");
+  function apply() {
+    var text = box.value.toLowerCase(), reason = pick.value, n = 0;
+    rows.forEach(function (row) {
+      var ok = (!reason || row.dataset.reason === reason) && row.textContent.toLowerCase().indexOf(text) >= 0;
+      row.hidden = !ok;
+      if (ok) { n += 1; }
+    });
+    shown.textContent = String(n);
+  }
+  box.addEventListener("input", apply);
+  pick.addEventListener("change", apply);
+  apply();
+})();"""
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()
 
 
 def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
@@ -39,6 +63,10 @@ def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
 def render_run_report(metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> str:
     return _env.get_template("run.html.j2").render(
         m=metrics,
+        script=FILTER_SCRIPT,
+        script_hash=SCRIPT_HASH,
+        lang_bars=bars(metrics.get("languages", {})),
+        funnel=bars({k: metrics["counts"][k] for k in ("ingested", "kept", "duplicates", "quarantined")}),
         quarantine=quarantine[:MAX_ROWS],
         duplicates=duplicates[:MAX_ROWS],
         max_rows=MAX_ROWS,
