@@ -8,7 +8,7 @@ from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.near import find_near_duplicates, verified_similarity
-from corpus_hygiene.dedup.shingles import shingles
+from corpus_hygiene.dedup.shingles import jaccard, shingles
 from corpus_hygiene.models import Record
 
 from .conftest import ROOT
@@ -74,8 +74,15 @@ def test_candidates_are_verified_not_taken_from_lsh_on_trust():
 
 def test_verified_similarity_forgives_edits_and_reordering_but_not_a_shared_opening():
     cfg = DedupConfig()
-    edited = BASE.replace("detectors", "parsers").replace("most of", "much of").replace("usual", "normal")
-    assert verified_similarity(BASE, edited, cfg) > 0.8  # alignment credits scattered edits
+    edited = (
+        BASE.replace("detectors", "parsers")
+        .replace("most of", "much of")
+        .replace("usual", "normal")
+        .replace("small", "tiny")
+        .replace("two hundred", "three hundred")
+    )
+    assert jaccard(shingles(BASE), shingles(edited)) < cfg.threshold  # scattered edits break bigrams…
+    assert verified_similarity(BASE, edited, cfg) > 0.8  # …and the alignment credits them
     first, second = BASE.split(" and show ")
     assert verified_similarity(BASE, f"and show {second} {first}", cfg) > 0.8  # Jaccard credits reordering
     other = (

@@ -1,11 +1,10 @@
 """Near duplicates: MinHash LSH proposes candidates, a verified similarity decides, and clusters are
 stars around a canonical record, so nothing is merged by a chain of resemblances.
 
-Verified similarity of two texts = the larger of
-- the exact Jaccard of their verification shingle sets (word or character bigrams), which forgives
-  reordered sentences, and
-- their token alignment ratio (``difflib.SequenceMatcher`` on word tokens, or on characters for
-  Chinese/Japanese), which forgives scattered word edits that break many shingles at once.
+Verified similarity of two texts = the exact Jaccard of their verification shingle sets (word or
+character bigrams), which forgives reordered sentences; when that falls under the threshold, the
+larger of it and their token alignment ratio (``difflib.SequenceMatcher`` on word tokens, or on
+characters for Chinese/Japanese), which forgives scattered word edits that break many shingles at once.
 A pair that shares only its opening sentences scores low on both (≤ 0.66 on the dev set, where true
 near duplicates with up to 25% edits score ≥ 0.82), which is what a shingle threshold alone cannot do.
 
@@ -48,7 +47,7 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
-    """The larger of the verification-shingle Jaccard and the token alignment ratio.
+    """The verification-shingle Jaccard, or the token alignment ratio when that is larger and needed.
 
     >>> round(verified_similarity("we train a small model on new data", "we train a tiny model on new data",
     ...                           DedupConfig()), 3)
@@ -58,8 +57,8 @@ def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
         shingles(a, config.verify_word_ngram, config.verify_char_ngram),
         shingles(b, config.verify_word_ngram, config.verify_char_ngram),
     )
-    if not config.alignment:
-        return ja
+    if ja >= config.threshold or not config.alignment:
+        return ja  # verified already: the alignment (~1 ms a pair) is only needed to rescue a pair
     matcher = difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False)
     if matcher.real_quick_ratio() <= ja or matcher.quick_ratio() <= ja:
         return ja  # upper bounds of the ratio: the alignment cannot beat the Jaccard
