@@ -50,9 +50,10 @@ PREFIX_CHARS = 300  # langdetect reads at most this many characters (cost is mos
 SCRIPT_CHARS = 1000  # the script decision reads this many: plenty to tell scripts apart
 LANGDETECT_SEED = 0
 # langdetect averages 7 random trials by default. On 750 real abstracts in en/fr/es/pt/de
-# (benchmarks/bench_dedup.py pools), 2 trials on a 300-character prefix were still 100% right and ran
-# at 835/s instead of 287/s; 150 characters cost 0.35 points of accuracy for +30% speed.
-LANGDETECT_TRIALS = 2
+# (benchmarks/corpora.py pools), 1, 2 and 7 trials on a 300-character prefix were all 100% right, at
+# 1,156/s, 835/s and 287/s; 150 characters cost 0.2-0.35 points of accuracy for +20-30% speed. The
+# seed makes the single trial deterministic; benchmarks/bench_dedup.py re-measures accuracy.
+LANGDETECT_TRIALS = 1
 
 
 @dataclass(frozen=True, slots=True)
