@@ -183,10 +183,10 @@ def test_example_corpus_duplicates_and_quarantine(example_run):
     # near duplicates: a resubmission with an appended sentence (English), reworded characters (Chinese)
     en = dups[("iclr_2026_papers.txt", 13)]
     assert (en["kind"], en["canonical_ref"]) == ("near", "aaai_2025_accepted.md:7")
-    assert 0.9 < en["similarity"] < 1.0 and en["reason"] == "more complete (522 vs 494 characters)"
+    assert 0.8 < en["similarity"] < 1.0 and en["reason"] == "more complete (522 vs 494 characters)"
     zh = dups[("zh/iclr_2026_论文列表.txt", 10)]
     assert (zh["kind"], zh["canonical_ref"]) == ("near", "zh/iclr_2026_论文列表.txt:5")
-    assert 0.9 < zh["similarity"] < 1.0
+    assert 0.8 < zh["similarity"] < 1.0
     canon = {r["record_id"]: r for r in t["records"]}
     for d in dups.values():
         assert (d["kind"] == "exact") == (d["similarity"] == 1.0)
