@@ -48,6 +48,7 @@ bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_clean --mb $(BENCH_MB)
 	$(VENV)/bin/python -m benchmarks.bench_dedup --bases 300
 	$(VENV)/bin/python -m benchmarks.bench_checks --rows 1000000
+	$(VENV)/bin/python -m benchmarks.bench_report --records 100000
 
 lint: setup
 	$(VENV)/bin/ruff check src flows checks tests benchmarks examples

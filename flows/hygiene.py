@@ -19,6 +19,7 @@ from prefect.states import Completed, Failed
 
 from corpus_hygiene.assemble import AccountingError, Assembled, assemble
 from corpus_hygiene.card import dataset_card, schema_json
+from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
 from corpus_hygiene.dataset import PublishError, publish, rows_to_frame
@@ -155,6 +156,7 @@ def hygiene_flow(
         outcome="published",
     )
     metrics["gates"] = [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in gates]
+    metrics["changes"] = changes_since_previous(dataset_dir, asm.records, asm.quarantine)
     broken = [g for g in gates if not g.passed]
     if broken:
         reasons = "; ".join(f"{g.name}: {g.detail}" for g in broken)

@@ -337,7 +337,11 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     assert "quarantined; the policy allows 20%" in line
     assert verify_checksums(tmp_path / "clean")["run_id"] == before
     newest = max((tmp_path / "reports").glob("*.metrics.json"), key=lambda p: p.stat().st_mtime)
-    assert json.loads(newest.read_text())["outcome"].startswith("gate failed, nothing published")
+    failed_metrics = json.loads(newest.read_text())
+    assert failed_metrics["outcome"].startswith("gate failed, nothing published")
+    # same input as the published dataset: nothing added or removed since it
+    assert (failed_metrics["changes"]["added"], failed_metrics["changes"]["removed"]) == (0, 0)
+    assert failed_metrics["changes"]["previous_run_id"] == before
 
 
 def test_missing_input_folder_fails_fast_with_one_line(tmp_path):

@@ -51,3 +51,41 @@ def test_corpus_text_is_escaped_everywhere():
     assert (
         f"script-src '{SCRIPT_HASH}'" in html and "unsafe-inline'; img" in html
     )  # no inline script but ours
+
+
+def test_changes_since_the_previous_dataset(tmp_path):
+    from corpus_hygiene.changes import changes_since_previous
+    from corpus_hygiene.dataset import publish
+
+    from .test_dataset import _tables
+
+    target = tmp_path / "clean"
+    assert changes_since_previous(target, [], []) is None
+    old = _tables(3)
+    publish(target, "run-1", old, {})
+    new_records = old["records"][1:] + [
+        dict(old["records"][0], record_id="f" * 32, source_line=99, lang="fr")
+    ]
+    changes = changes_since_previous(target, new_records, [{"reason": "not_placeholder"}])
+    assert (changes["previous_run_id"], changes["added"], changes["removed"]) == ("run-1", 1, 1)
+    assert changes["added_sample"] == ["a.txt:99"] and changes["removed_sample"] == ["a.txt:3"]
+    assert changes["languages"] == {
+        "en": {"before": 3, "now": 2, "change": -1},
+        "fr": {"before": 0, "now": 1, "change": 1},
+    }
+    assert changes["quarantine"]["binary_file"]["change"] == -1
+
+
+def test_index_lists_runs_newest_first_with_a_trend(tmp_path):
+    import json
+
+    from corpus_hygiene.report.html import _render_index
+
+    for i, kept in enumerate([5, 7, 6]):
+        m = _metrics()
+        m["run_id"] = f"2026120{i}T000000Z-aaaaaa"
+        m["counts"] = dict(m["counts"], kept=kept)
+        (tmp_path / f"{m['run_id']}.metrics.json").write_text(json.dumps(m))
+    html = _render_index(tmp_path)
+    assert html.index("20261202T000000Z") < html.index("20261201T000000Z") < html.index("20261200T000000Z")
+    assert 'id="trend"' in html and "over the last 3 runs" in html

@@ -80,7 +80,21 @@ def _render_index(reports_dir: Path) -> str:
             runs.append(json.loads(path.read_text("utf-8")))
         except (OSError, ValueError):
             continue  # a damaged metrics file hides one row, not the index
-    return _env.get_template("index.html.j2").render(runs=runs)
+    return _env.get_template("index.html.j2").render(runs=runs, trend=trend_points(runs))
+
+
+def trend_points(runs: list[dict], width: int = 600, height: int = 80) -> dict:
+    """Polyline points for kept / quarantined records over the last 50 runs, oldest on the left."""
+    series = list(reversed(runs[:50]))
+    top = max((r["counts"][k] for r in series for k in ("kept", "quarantined")), default=0) or 1
+    step = width / max(1, len(series) - 1)
+
+    def line(key: str) -> str:
+        return " ".join(
+            f"{i * step:.1f},{height - height * r['counts'][key] / top:.1f}" for i, r in enumerate(series)
+        )
+
+    return {"kept": line("kept"), "quarantined": line("quarantined"), "n": len(series), "top": top}
 
 
 def write_reports(
