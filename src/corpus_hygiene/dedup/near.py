@@ -22,8 +22,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+import numpy as np
 from datasketch import MinHashLSH
 
 from corpus_hygiene.dedup.config import DedupConfig
@@ -69,24 +69,23 @@ def find_near_duplicates(texts: Sequence[str], config: DedupConfig) -> list[Near
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate."""
     signer = Signer(config)
     lsh = MinHashLSH(num_perm=config.num_perm, params=(config.bands, config.rows))
-
-    @lru_cache(maxsize=4096)
-    def lsh_shingles(i: int) -> frozenset[str]:
-        return shingles(texts[i], config.lsh_word_ngram, config.lsh_char_ngram)
-
+    # The signatures of canonicals (uint32, 512 bytes each for 128 permutations) estimate the Jaccard
+    # of a candidate pair at numpy speed: LSH false positives are dropped without touching their text.
+    signatures: dict[int, np.ndarray] = {}
     matches: list[NearMatch] = []
-    for i in range(len(texts)):
-        sset = lsh_shingles(i)
-        sig = signer.sign(sset)
+    for i, text in enumerate(texts):
+        sig = signer.sign(shingles(text, config.lsh_word_ngram, config.lsh_char_ngram))
+        values = sig.hashvalues.astype(np.uint32)
         best, best_sim = None, -1.0
         for j in sorted(lsh.query(sig)):
-            if jaccard(sset, lsh_shingles(j)) < config.min_candidate_jaccard:
-                continue  # an LSH false positive: cheap to rule out before the alignment
-            sim = verified_similarity(texts[i], texts[j], config)
+            if np.count_nonzero(values == signatures[j]) < config.min_candidate_jaccard * config.num_perm:
+                continue
+            sim = verified_similarity(text, texts[j], config)
             if sim > best_sim:
                 best, best_sim = j, sim
         if best is not None and best_sim >= config.threshold:
             matches.append(NearMatch(i, best, round(best_sim, 6)))
         else:
             lsh.insert(i, sig)
+            signatures[i] = values
     return matches
