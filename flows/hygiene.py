@@ -80,7 +80,7 @@ def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, metrics: dict
 
 @task(name="write_report", cache_policy=NO_CACHE)
 def write_report(reports_dir: str, metrics: dict, asm: Assembled) -> str:
-    page = write_reports(reports_dir, metrics, asm.quarantine, asm.duplicates)
+    page = write_reports(reports_dir, metrics, asm.quarantine, asm.duplicates, asm.records)
     publish_artifacts(metrics, page)
     return str(page)
 

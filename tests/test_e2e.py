@@ -211,6 +211,7 @@ def test_example_report_shows_the_run(example_run):
     assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
     assert "binary_file" in report and "no_header" in report
     assert "latex: before / after" in report and "<del>\\textbf{</del>" in report
+    assert "more complete (522 vs 494 characters)" in report and 'id="dup-table"' in report
     assert "ligatures: before / after" in report and "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
     index = (out / "reports" / "index.html").read_text("utf-8")
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id

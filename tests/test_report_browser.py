@@ -53,7 +53,7 @@ def report(tmp_path_factory, policy=None):
         outcome="published",
     )
     metrics["gates"] = [{"name": "not_empty", "passed": True, "detail": "18 records kept"}]
-    return write_reports(out, metrics, asm.quarantine, asm.duplicates), asm
+    return write_reports(out, metrics, asm.quarantine, asm.duplicates, asm.records), asm
 
 
 def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):

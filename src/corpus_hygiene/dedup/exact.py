@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,18 +19,32 @@ class DuplicateOf:
     reason: str  # why the canonical copy was kept rather than this one
 
 
-def canonical_rank(record: Record) -> tuple:
-    """Smaller is better: fewer repairs, then the more complete (longer) text, then earliest provenance.
+LENGTH_STEP = 1.02  # lengths are compared in 2% steps: a few edited characters are not "more complete"
 
-    Provenance is the stable tie-break: source_file then source_line, both part of the record identity.
+
+def length_step(n: int) -> int:
+    """The 2%-wide length class of a text (a fixed logarithmic grid): same class, equally complete.
+
+    >>> length_step(1050) == length_step(1060), length_step(1050) < length_step(1100)
+    (True, True)
     """
-    return (len(record.fixes), -len(record.text), record.source_file, record.source_line)
+    return int(math.log(max(n, 1)) / math.log(LENGTH_STEP))
+
+
+def canonical_rank(record: Record) -> tuple:
+    """Smaller is better: fewer repairs, then the more complete text (longer by a 2% step or more),
+    then earliest provenance (source_file, source_line: the record identity, a stable tie-break).
+
+    The 2% step keeps an edited copy from winning over its original by a few inserted characters,
+    which would leave the original's other copies to be compared with the edited one.
+    """
+    return (len(record.fixes), -length_step(len(record.text)), record.source_file, record.source_line)
 
 
 def why_kept(kept: Record, dropped: Record) -> str:
     if len(kept.fixes) != len(dropped.fixes):
         return f"fewer repairs ({len(kept.fixes)} vs {len(dropped.fixes)})"
-    if len(kept.text) != len(dropped.text):
+    if length_step(len(kept.text)) != length_step(len(dropped.text)):
         return f"more complete ({len(kept.text)} vs {len(dropped.text)} characters)"
     return f"earlier in the corpus ({kept.ref} before {dropped.ref})"
 

@@ -60,15 +60,21 @@ def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
     return {"before": old, "after": new}
 
 
-def render_run_report(metrics: dict, quarantine: list[dict], duplicates: list[dict]) -> str:
+def render_run_report(
+    metrics: dict, quarantine: list[dict], duplicates: list[dict], records: list[dict] = ()
+) -> str:
+    shown = duplicates[:MAX_ROWS]
+    wanted = {d["canonical_id"] for d in shown}
+    canonical_texts = {r["record_id"]: r["text_raw"] for r in records if r["record_id"] in wanted}
     return _env.get_template("run.html.j2").render(
+        canonical_texts=canonical_texts,
         m=metrics,
         script=FILTER_SCRIPT,
         script_hash=SCRIPT_HASH,
         lang_bars=bars(metrics.get("languages", {})),
         funnel=bars({k: metrics["counts"][k] for k in ("ingested", "kept", "duplicates", "quarantined")}),
         quarantine=quarantine[:MAX_ROWS],
-        duplicates=duplicates[:MAX_ROWS],
+        duplicates=shown,
         max_rows=MAX_ROWS,
     )
 
@@ -98,14 +104,18 @@ def trend_points(runs: list[dict], width: int = 600, height: int = 80) -> dict:
 
 
 def write_reports(
-    reports_dir: Path | str, metrics: dict, quarantine: list[dict], duplicates: list[dict]
+    reports_dir: Path | str,
+    metrics: dict,
+    quarantine: list[dict],
+    duplicates: list[dict],
+    records: list[dict] = (),
 ) -> Path:
     """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``; return the page."""
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
     run_id = metrics["run_id"]
     page = reports_dir / f"{run_id}.html"
-    page.write_text(render_run_report(metrics, quarantine, duplicates), "utf-8")
+    page.write_text(render_run_report(metrics, quarantine, duplicates, records), "utf-8")
     (reports_dir / f"{run_id}.metrics.json").write_text(
         json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
     )
