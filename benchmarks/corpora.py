@@ -19,19 +19,12 @@ _MARKUP = re.compile(r"[\\$<>{}_^*#~]|&[a-z]+;")
 _CJK = {"zh", "ja"}
 
 
-def _scitldr() -> list[str]:
+def _jsonl_sentences(folder: str, field: str) -> list[str]:
+    """Abstracts stored as a list of sentences in ``field`` of every line of every .jsonl file."""
     out = []
-    for path in sorted((CORPORA / "scitldr").glob("*.jsonl")):
+    for path in sorted((CORPORA / folder).glob("*.jsonl")):
         for line in path.read_text("utf-8").splitlines():
-            out.append(" ".join(json.loads(line)["source"]))
-    return out
-
-
-def _csabstruct() -> list[str]:
-    out = []
-    for path in sorted((CORPORA / "csabstruct").glob("*.jsonl")):
-        for line in path.read_text("utf-8").splitlines():
-            out.append(" ".join(json.loads(line)["sentences"]))
+            out.append(" ".join(json.loads(line)[field]))
     return out
 
 
@@ -80,7 +73,7 @@ def _tibkat() -> list[str]:
 
 def load_pools(include_markup: bool = False) -> dict[str, list[str]]:
     raw = {
-        "en": _scitldr() + _csabstruct(),
+        "en": _jsonl_sentences("scitldr", "source") + _jsonl_sentences("csabstruct", "sentences"),
         "zh": _csl(),
         "ja": _jp(),
         "fr": _taln(),
