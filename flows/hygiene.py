@@ -18,6 +18,7 @@ from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
 
 from corpus_hygiene.assemble import AccountingError, Assembled, assemble
+from corpus_hygiene.cache import FileCache, cache_dir_for
 from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
@@ -47,8 +48,8 @@ def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
 
 
 @task(name="process_file", cache_policy=NO_CACHE, task_run_name="process {source.rel_path}")
-def process_file_task(source: SourceFile, policy: Policy) -> FileResult:
-    return process_file(source, policy)
+def process_file_task(source: SourceFile, policy: Policy, cache_dir: str | None) -> FileResult:
+    return process_file(source, policy, FileCache(cache_dir) if cache_dir else None)
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
@@ -117,6 +118,7 @@ def hygiene_flow(
     reports_dir: str = "reports",
     policy_path: str | None = None,
     max_file_mb: float | None = None,
+    use_cache: bool = True,
 ):
     logger = get_run_logger()
     run_id = new_run_id()
@@ -139,7 +141,8 @@ def hygiene_flow(
         policy = load_policy(policy_path)
         max_bytes = int(max_file_mb * 1024 * 1024) if max_file_mb else policy.max_file_bytes
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
-        futures = process_file_task.map(discovery.files, policy=policy)
+        cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
+        futures = process_file_task.map(discovery.files, policy=policy, cache_dir=cache_dir)
         results = timed("process_files", lambda: [f.result() for f in futures])
         asm = timed("assemble", assemble_dataset, results, discovery, policy)
     except (InputRootError, AccountingError, PolicyError) as exc:
@@ -165,6 +168,9 @@ def hygiene_flow(
         version = timed("publish", publish_dataset, dataset_dir, run_id, asm, metrics)
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
+    if cache_dir:  # entries of files that are gone (or changed) since would only pile up
+        cache = FileCache(cache_dir)
+        cache.prune(cache.keys_of(asm.sources, policy.sha256))
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, metrics, asm)
     c = asm.counts

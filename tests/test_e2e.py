@@ -71,6 +71,20 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert report.is_file() and report.parent == out / "reports"
 
 
+def test_unchanged_rerun_reuses_every_file_and_publishes_the_same_data(example_run):
+    out, first = example_run
+    before = verify_checksums(out / "clean")
+    proc = run_hygiene(EXAMPLES, out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    after = verify_checksums(out / "clean")
+    assert after["run_id"] != before["run_id"]
+    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
+        assert after["outputs"][name]["sha256"] == before["outputs"][name]["sha256"]
+    metrics = json.loads((out / "reports" / f"{after['run_id']}.metrics.json").read_text())
+    assert metrics["files_from_cache"] == 9
+    assert (metrics["changes"]["added"], metrics["changes"]["removed"]) == (0, 0)
+
+
 def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     out, _ = example_run
     manifest = verify_checksums(out / "clean")

@@ -27,6 +27,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         reports_dir=args.reports_dir,
         policy_path=args.policy,
         max_file_mb=args.max_file_mb,
+        use_cache=not args.no_cache,
         return_state=True,
     )
     outcome = state.result(raise_on_failure=False)
@@ -94,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="refuse files larger than this many MB (default: from the policy)",
+    )
+    run.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="process every file again instead of reusing the results of unchanged files "
+        "(kept beside the dataset, keyed on file sha256, code version and policy hash)",
     )
     run.set_defaults(func=_cmd_run)
 

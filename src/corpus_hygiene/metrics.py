@@ -40,6 +40,7 @@ def source_rows(asm: Assembled) -> list[dict]:
                 "quarantined": quar[s.source_file],
                 "problem": s.problem,
                 "problem_detail": s.problem_detail,
+                "cached": s.cached,
             }
         )
     known = {s.source_file for s in asm.sources}
@@ -97,6 +98,7 @@ def build_metrics(
         "dataset_dir": dataset_dir,
         "outcome": outcome,
         "counts": asm.counts,
+        "files_from_cache": sum(1 for s in asm.sources if s.cached),
         "sources": source_rows(asm),
         "skipped": asm.skipped,
         "languages": dict(Counter(r["lang"] for r in asm.records).most_common()),

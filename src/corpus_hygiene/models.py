@@ -93,6 +93,7 @@ class SourceReport:
     n_paragraphs: int = 0  # paragraphs after the header (the records this file contributes)
     problem: str | None = None  # file-level reason code when the file was refused as a whole
     problem_detail: str | None = None
+    cached: bool = False  # served from the per-file cache of an earlier run
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from corpus_hygiene.cache import FileCache
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.keys import dedup_key
@@ -54,8 +55,35 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph) -> Recor
     )
 
 
-def process_file(src: SourceFile, policy: Policy) -> FileResult:
-    report = SourceReport(source_file=src.rel_path, size=src.size)
+def _refused(
+    src: SourceFile, reason: Reason, detail: str, size: int, sha256: str | None = None
+) -> FileResult:
+    report = SourceReport(
+        source_file=src.rel_path, size=size, sha256=sha256, problem=reason.value, problem_detail=detail
+    )
+    return FileResult(source=report, rejected=[Rejected(src.rel_path, None, reason.value, detail)])
+
+
+def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None) -> FileResult:
+    """Read one file and turn it into records; with a cache, an unchanged file is not processed again."""
+    try:
+        data = read_bytes(src, policy.max_file_bytes)
+    except OSError as exc:
+        return _refused(src, Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", src.size)
+    if cache is None:
+        return process_bytes(src, data)
+    key = cache.key(src.rel_path, hashlib.sha256(data).hexdigest(), policy.sha256)
+    result = cache.get(key)
+    if result is not None:
+        result.source.cached = True
+        return result
+    result = process_bytes(src, data)
+    cache.put(key, result)
+    return result
+
+
+def process_bytes(src: SourceFile, data: bytes) -> FileResult:
+    report = SourceReport(source_file=src.rel_path, size=len(data), sha256=hashlib.sha256(data).hexdigest())
     result = FileResult(source=report)
 
     def refuse(reason: Reason, detail: str) -> FileResult:
@@ -63,12 +91,6 @@ def process_file(src: SourceFile, policy: Policy) -> FileResult:
         result.rejected.append(Rejected(src.rel_path, None, reason.value, detail))
         return result
 
-    try:
-        data = read_bytes(src, policy.max_file_bytes)
-    except OSError as exc:
-        return refuse(Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}")
-    report.size = len(data)
-    report.sha256 = hashlib.sha256(data).hexdigest()
     if not data:
         return refuse(Reason.EMPTY_FILE, "the file is empty")
     try:

@@ -1,0 +1,75 @@
+"""Per-file results cached with the dataset, so a scheduled re-run only processes new or changed files.
+
+Key: the file's path and sha256, the code fingerprint and the policy hash — any change to one of them
+is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), written
+aside and renamed into place. After a published run, entries that run did not use are removed, so
+files deleted from the input leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
+from corpus_hygiene.runinfo import code_fingerprint
+
+
+def cache_dir_for(dataset_dir: Path | str) -> Path:
+    dataset_dir = Path(dataset_dir)
+    return dataset_dir.parent / f".{dataset_dir.name}.cache"
+
+
+def _to_json(result: FileResult) -> dict:
+    return dataclasses.asdict(result)
+
+
+def _from_json(data: dict) -> FileResult:
+    src = dict(data["source"])
+    src["header"] = Header(**src["header"]) if src["header"] else None
+    src["decode_repairs"] = tuple(src["decode_repairs"])
+    records = [Record(**{**r, "fixes": tuple(r["fixes"])}) for r in data["records"]]
+    return FileResult(
+        source=SourceReport(**src), records=records, rejected=[Rejected(**r) for r in data["rejected"]]
+    )
+
+
+class FileCache:
+    def __init__(self, folder: Path | str) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def key(self, rel_path: str, sha256: str, policy_sha256: str) -> str:
+        raw = json.dumps([rel_path, sha256, code_fingerprint(), policy_sha256])
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    def get(self, key: str) -> FileResult | None:
+        path = self.folder / f"{key}.json.gz"
+        try:
+            return _from_json(json.loads(gzip.decompress(path.read_bytes())))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or damaged: recomputed and overwritten
+
+    def put(self, key: str, result: FileResult) -> None:
+        path = self.folder / f"{key}.json.gz"
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(
+            gzip.compress(json.dumps(_to_json(result), ensure_ascii=False).encode(), compresslevel=3)
+        )
+        os.replace(tmp, path)
+
+    def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
+        return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}
+
+    def prune(self, keep: set[str]) -> int:
+        """Remove every entry not in ``keep``; return how many were removed."""
+        removed = 0
+        for path in self.folder.glob("*.json.gz"):
+            if path.name.removesuffix(".json.gz") not in keep:
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
