@@ -40,6 +40,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from corpus_hygiene.settings import apply_prefect_defaults
+
+    apply_prefect_defaults(scheduling=True)
+    from corpus_hygiene.flows.hygiene import hygiene_flow
+
+    # flow.serve registers a deployment with this schedule and runs each scheduled run in this process
+    # until it is stopped (Ctrl-C). Without PREFECT_API_URL the runs live in Prefect's local server.
+    hygiene_flow.serve(
+        name=args.name,
+        cron=args.cron,
+        parameters={
+            "input_dir": str(Path(args.input_dir).resolve()),
+            "dataset_dir": str(Path(args.dataset_dir).absolute()),
+            "reports_dir": str(Path(args.reports_dir).absolute()),
+        },
+        description=f"corpus-hygiene on {args.input_dir}, cron {args.cron!r}",
+    )
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from corpus_hygiene.dataset import DatasetError, validate_dataset
 
@@ -103,6 +124,19 @@ def build_parser() -> argparse.ArgumentParser:
         "(kept beside the dataset, keyed on file sha256, code version and policy hash)",
     )
     run.set_defaults(func=_cmd_run)
+
+    serve = sub.add_parser(
+        "serve",
+        help="run the pipeline on a schedule (Prefect flow.serve) until stopped",
+        description="Register a Prefect deployment of the pipeline with a cron schedule and serve it: "
+        "every scheduled run processes INPUT_DIR (unchanged files come from the cache). Stop with Ctrl-C.",
+    )
+    serve.add_argument("input_dir", metavar="INPUT_DIR", help="folder of source files")
+    serve.add_argument("--cron", required=True, help='cron schedule, e.g. "0 3 * * *" (03:00 UTC daily)')
+    serve.add_argument("--name", default="corpus-hygiene", help="deployment name (default: %(default)s)")
+    serve.add_argument("--dataset-dir", default="data/clean", help="default: %(default)s")
+    serve.add_argument("--reports-dir", default="reports", help="default: %(default)s")
+    serve.set_defaults(func=_cmd_serve)
 
     val = sub.add_parser(
         "validate",

@@ -29,8 +29,17 @@ PREFECT_DEFAULTS = {
 }
 
 
-def apply_prefect_defaults(environ: dict | None = None) -> None:
+# A served flow needs the server's scheduler and late-run services: they create the scheduled runs.
+SCHEDULING_SERVICES = (
+    "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED",
+    "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED",
+)
+
+
+def apply_prefect_defaults(environ: dict | None = None, scheduling: bool = False) -> None:
     """Set our Prefect defaults in the environment; values the user already set win."""
     env = os.environ if environ is None else environ
     for key, value in PREFECT_DEFAULTS.items():
+        if scheduling and key in SCHEDULING_SERVICES:
+            continue
         env.setdefault(key, value)
