@@ -111,6 +111,19 @@ def publish_artifacts(metrics: dict, page: Path) -> None:
     )
 
 
+def with_dask(flow_fn, workers: int = 1, address: str | None = None):
+    """The flow with its per-file tasks on Dask: a LocalCluster of ``workers`` processes (one thread
+    each: the work is pure Python), or the scheduler at ``address``. One worker and no address: as is."""
+    if address is None and workers <= 1:
+        return flow_fn
+    from prefect_dask import DaskTaskRunner
+
+    if address:
+        return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
+    cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
+    return flow_fn.with_options(task_runner=DaskTaskRunner(cluster_kwargs=cluster))
+
+
 @flow(name="corpus-hygiene", log_prints=True)
 def hygiene_flow(
     input_dir: str,

@@ -85,6 +85,16 @@ def test_unchanged_rerun_reuses_every_file_and_publishes_the_same_data(example_r
     assert (metrics["changes"]["added"], metrics["changes"]["removed"]) == (0, 0)
 
 
+def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):
+    out, _ = example_run
+    proc = run_hygiene(EXAMPLES, tmp_path, "--workers", "2", "--no-cache")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_clean_console(proc)
+    one, two = verify_checksums(out / "clean"), verify_checksums(tmp_path / "clean")
+    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
+        assert one["outputs"][name]["sha256"] == two["outputs"][name]["sha256"], name
+
+
 def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     out, _ = example_run
     manifest = verify_checksums(out / "clean")

@@ -19,9 +19,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from corpus_hygiene.flows.hygiene import hygiene_flow
+    from corpus_hygiene.flows.hygiene import hygiene_flow, with_dask
 
-    state = hygiene_flow(
+    flow = with_dask(hygiene_flow, workers=args.workers, address=args.dask_address)
+    state = flow(
         input_dir=args.input_dir,
         dataset_dir=args.dataset_dir,
         reports_dir=args.reports_dir,
@@ -116,6 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="refuse files larger than this many MB (default: from the policy)",
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="process files in parallel on a local Dask cluster of this many worker processes "
+        "(default: 1, no Dask)",
+    )
+    run.add_argument(
+        "--dask-address", default=None, help="run the per-file tasks on an existing Dask scheduler"
     )
     run.add_argument(
         "--no-cache",
