@@ -241,6 +241,20 @@ def test_example_report_shows_the_run(example_run):
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
     metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
     assert metrics["counts"]["kept"] == 18
+    # the per-file figures of the report are the Parquet files' own
+    t = tables(out / "clean")
+    for source in metrics["sources"]:
+        for table, column in (
+            ("records", "kept"),
+            ("duplicates", "duplicates"),
+            ("quarantine", "quarantined"),
+        ):
+            assert source[column] == sum(1 for r in t[table] if r["source_file"] == source["source_file"])
+    from collections import Counter
+
+    assert metrics["quarantine_reasons"] == dict(Counter(q["reason"] for q in t["quarantine"]))
+    assert metrics["languages"] == dict(Counter(r["lang"] for r in t["records"]))
+    assert "9 of 9 files shown" in report
 
 
 @needs_seeds
