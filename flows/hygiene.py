@@ -14,6 +14,7 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
 from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
 
@@ -40,6 +41,7 @@ class RunOutcome:
     dataset_dir: str | None = None
     report: str | None = None
     counts: dict | None = None
+    summary: dict | None = None  # what the CLI prints on one screen
 
 
 @task(name="discover_sources", cache_policy=NO_CACHE)
@@ -111,6 +113,30 @@ def publish_artifacts(metrics: dict, page: Path) -> None:
     )
 
 
+def gather_with_progress(futures: list, logger, every_seconds: float = 10.0) -> list[FileResult]:
+    """Results in input order, logging progress (files, records, rate) as they complete."""
+    index = {id(f): i for i, f in enumerate(futures)}
+    results: list[FileResult | None] = [None] * len(futures)
+    start = last = time.perf_counter()
+    done = records = 0
+    for future in as_completed(futures):
+        result = future.result()
+        results[index[id(future)]] = result
+        done += 1
+        records += result.source.n_paragraphs
+        now = time.perf_counter()
+        if now - last >= every_seconds or done == len(futures):
+            last = now
+            logger.info(
+                "process_files: %d/%d files, %d paragraphs, %.0f paragraphs/s",
+                done,
+                len(futures),
+                records,
+                records / max(now - start, 1e-9),
+            )
+    return results
+
+
 def with_dask(flow_fn, workers: int = 1, address: str | None = None):
     """The flow with its per-file tasks on Dask: a LocalCluster of ``workers`` processes (one thread
     each: the work is pure Python), or the scheduler at ``address``. One worker and no address: as is."""
@@ -156,7 +182,7 @@ def hygiene_flow(
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
         cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
         futures = process_file_task.map(discovery.files, policy=policy, cache_dir=cache_dir)
-        results = timed("process_files", lambda: [f.result() for f in futures])
+        results = timed("process_files", gather_with_progress, futures, logger)
         asm = timed("assemble", assemble_dataset, results, discovery, policy)
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))
@@ -192,4 +218,12 @@ def hygiene_flow(
         f"{c['quarantined']} quarantined"
     )
     logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
-    return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir, page, c))
+    summary = {
+        "quarantine_reasons": metrics["quarantine_reasons"],
+        "languages": metrics["languages"],
+        "fixes": metrics["fix_counts"],
+        "files_from_cache": metrics["files_from_cache"],
+        "stage_seconds": metrics["stage_seconds"],
+        "changes": metrics.get("changes"),
+    }
+    return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir, page, c, summary))

@@ -55,3 +55,26 @@ def test_validate_accepts_a_published_dataset(tmp_path, capsys):
         "run run-1, schema v1, 2 records; checksums match the manifest; every contract check passes"
         in capsys.readouterr().out
     )
+
+
+def test_summary_lines_fit_one_screen():
+    from corpus_hygiene.cli import summary_lines
+
+    lines = summary_lines(
+        {
+            "quarantine_reasons": {f"r{i}": i for i in range(10)},
+            "languages": {"en": 3},
+            "fixes": {},
+            "stage_seconds": {"assemble": 1.25},
+            "files_from_cache": 4,
+            "changes": {"added": 2, "removed": 1, "previous_run_id": "run-0"},
+        }
+    )
+    assert lines == [
+        "quarantine: r9 9, r8 8, r7 7, r6 6, r5 5, r4 4, … (4 more)",
+        "languages:  en 3",
+        "repairs:    none",
+        "time:       assemble 1.2s",
+        "cache:      4 unchanged files reused",
+        "changes:    +2 / -1 records since run run-0",
+    ]

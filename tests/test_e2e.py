@@ -66,6 +66,9 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
     assert "29 records from 9 files: 18 kept, 5 duplicates, 6 quarantined" in proc.stdout
+    assert "  quarantine: no_header 2, not_placeholder 2, binary_file 1, empty_text 1\n" in proc.stdout
+    assert "  languages:  en 8, zh 3, fr 2, ja 2, ru 2, ko 1\n" in proc.stdout
+    assert "process_files: 9/9 files, 28 paragraphs" in proc.stderr + proc.stdout
     assert f"dataset: {out / 'clean'}" in proc.stdout
     report = Path(proc.stdout.split("report:")[1].split()[0])
     assert report.is_file() and report.parent == out / "reports"

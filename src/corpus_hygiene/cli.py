@@ -34,11 +34,40 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outcome = state.result(raise_on_failure=False)
     if state.is_completed() and getattr(outcome, "ok", False):
         print(f"run {outcome.run_id}: {outcome.message}")
+        for line in summary_lines(outcome.summary or {}):
+            print(f"  {line}")
         print(f"dataset: {Path(outcome.dataset_dir).absolute()}")
         print(f"report:  {Path(outcome.report).absolute()}")
         return 0
     print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
     return 1
+
+
+def _top(counts: dict, n: int = 6) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = ", ".join(f"{k} {v}" for k, v in items[:n])
+    return text + (f", … ({len(items) - n} more)" if len(items) > n else "") if items else "none"
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """The end-of-run screen: what was rejected and why, languages, repairs, time, changes."""
+    lines = [
+        f"quarantine: {_top(summary.get('quarantine_reasons', {}))}",
+        f"languages:  {_top(summary.get('languages', {}))}",
+        f"repairs:    {_top(summary.get('fixes', {}))}",
+    ]
+    stages = summary.get("stage_seconds", {})
+    if stages:
+        lines.append("time:       " + ", ".join(f"{k} {v:.1f}s" for k, v in stages.items()))
+    if summary.get("files_from_cache"):
+        lines.append(f"cache:      {summary['files_from_cache']} unchanged files reused")
+    changes = summary.get("changes")
+    if changes:
+        lines.append(
+            f"changes:    +{changes['added']} / -{changes['removed']} records since run "
+            f"{changes['previous_run_id']}"
+        )
+    return lines
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
