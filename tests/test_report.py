@@ -25,7 +25,7 @@ def _metrics():
         "repair_samples": {
             "latex": [{"ref": "a.txt:3", "before": PAYLOADS[0] + r"\textbf{x}", "after": PAYLOADS[0] + "x"}]
         },
-        "quarantine_reasons": {"too_short": 5},
+        "quarantine_reasons": {"text_length": 5},
         "gates": [{"name": "not_empty", "passed": False, "detail": "0 records kept"}],
         "checks": {"not_placeholder": {"checked": 5, "failed": 5}},
         "length_histogram": [],
@@ -39,7 +39,7 @@ def _metrics():
 
 def test_corpus_text_is_escaped_everywhere():
     quarantine = [
-        {"source_file": p, "source_line": 3, "reason": "too_short", "detail": p, "text_raw": p}
+        {"source_file": p, "source_line": 3, "reason": "text_length", "detail": p, "text_raw": p}
         for p in PAYLOADS
     ]
     html = render_run_report(_metrics(), quarantine, [])

@@ -26,17 +26,3 @@ class Reason(StrEnum):
     EMPTY_TEXT = "empty_text"
     # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.
 
-
-FILE_LEVEL = frozenset(
-    {
-        Reason.SYMLINK_OUTSIDE_ROOT,
-        Reason.SYMLINK_LOOP,
-        Reason.BROKEN_SYMLINK,
-        Reason.NOT_REGULAR_FILE,
-        Reason.UNREADABLE_FILE,
-        Reason.OVERSIZED_FILE,
-        Reason.EMPTY_FILE,
-        Reason.BINARY_FILE,
-        Reason.UNDECODABLE_FILE,
-    }
-)

@@ -1,0 +1,138 @@
+"""End to end through the real `hygiene run` (Prefect flow): a full run, an unchanged re-run, and a run
+with 1% new files, on a synthetic corpus built from the real abstracts in ../shared/corpora.
+
+Corpus: N abstracts in files of 50 under a venue/year header (7 languages), with planted defects:
+5% exact copies (case/whitespace changed), 5% near copies (a few words changed), 3% mojibake, 5% LaTeX
+markup, 2% junk records. Reports wall time, abstracts/s, per-stage seconds and peak RSS of each run.
+
+    .venv/bin/python -m benchmarks.bench_e2e [--abstracts 100000] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import save
+from benchmarks.corpora import load_pools
+
+PER_FILE = 50
+HEADERS = {
+    "en": "ICLR {y} Papers",
+    "zh": "ICLR {y} 论文列表",
+    "ja": "NeurIPS {y} 論文一覧",
+    "fr": "Liste des articles TALN {y}",
+    "es": "Artículos ACL {y}",
+    "pt": "Artigos EMNLP {y}",
+    "de": "Beiträge KONVENS {y}",
+}
+
+
+def _variant(text: str, rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.05:
+        return text.upper() if rng.random() < 0.5 else "  " + text.replace(" ", "  ")
+    if r < 0.10:
+        words = text.split(" ")
+        for _ in range(3):
+            words[rng.randrange(len(words))] = rng.choice(words)
+        return " ".join(words)
+    if r < 0.13:
+        return "".join(bytes([b]).decode("cp1252", errors="ignore") or chr(b) for b in text.encode("utf-8"))
+    if r < 0.18:
+        words = text.split(" ")
+        i = rng.randrange(len(words))
+        words[i] = rf"\textbf{{{words[i]}}} with $\alpha^{{2}}$"
+        return " ".join(words)
+    if r < 0.20:
+        return rng.choice(["TBA", "Abstract to appear.", "* * *", "test " * 30])
+    return text
+
+
+def build(folder: Path, n: int, seed: int, prefix: str) -> int:
+    rng = random.Random(seed)
+    pools = load_pools()
+    written, f = 0, 0
+    while written < n:
+        lang = rng.choice(list(pools))
+        body = []
+        for _ in range(min(PER_FILE, n - written)):
+            body.append(_variant(rng.choice(pools[lang]), rng))
+        header = HEADERS[lang].format(y=2020 + f % 6)
+        (folder / f"{prefix}{f:05d}.txt").write_text(header + "\n\n" + "\n\n".join(body) + "\n", "utf-8")
+        written += len(body)
+        f += 1
+    return f
+
+
+def run(input_dir: Path, out: Path, workers: int) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("hygiene")),
+            "run",
+            str(input_dir),
+            "--dataset-dir",
+            str(out / "clean"),
+            "--reports-dir",
+            str(out / "reports"),
+            "--workers",
+            str(workers),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr[-2000:])
+    run_id = proc.stdout.split()[1].rstrip(":")
+    metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
+    return {
+        "wall_seconds": round(wall, 1),
+        "counts": metrics["counts"],
+        "stage_seconds": metrics["stage_seconds"],
+        "files_from_cache": metrics["files_from_cache"],
+        "peak_rss_mb_children": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--abstracts", type=int, default=100_000)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, out = Path(tmp) / "corpus", Path(tmp) / "out"
+        corpus.mkdir()
+        files = build(corpus, args.abstracts, 1, "f")
+        full = run(corpus, out, args.workers)
+        again = run(corpus, out, args.workers)
+        build(corpus, max(1, args.abstracts // 100), 2, "new")
+        new = run(corpus, out, args.workers)
+    n = args.abstracts
+    save(
+        f"e2e_{n}_w{args.workers}",
+        {
+            "abstracts": n,
+            "files": files,
+            "workers": args.workers,
+            "full": {**full, "abstracts_per_s": round(n / full["wall_seconds"])},
+            "unchanged_rerun": {
+                **again,
+                "share_of_full": round(again["wall_seconds"] / full["wall_seconds"], 3),
+            },
+            "one_percent_new": {**new, "share_of_full": round(new["wall_seconds"] / full["wall_seconds"], 3)},
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
