@@ -73,7 +73,7 @@ def build(folder: Path, n: int, seed: int, prefix: str) -> int:
     return f
 
 
-def run(input_dir: Path, out: Path, workers: int) -> dict:
+def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(
         [
@@ -86,6 +86,8 @@ def run(input_dir: Path, out: Path, workers: int) -> dict:
             str(out / "reports"),
             "--workers",
             str(workers),
+            "--policy",
+            str(policy),
         ],
         capture_output=True,
         text=True,

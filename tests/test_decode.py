@@ -115,3 +115,13 @@ def test_any_utf8_text_round_trips(text):
     except BinaryContent:
         return  # text that is mostly control characters
     assert decoded.text == (text[1:] if text.startswith("\ufeff") else text)
+
+
+def test_mojibake_full_of_c1_characters_is_text_not_binary():
+    mojibake = "".join(
+        bytes([b]).decode("cp1252", errors="ignore") or chr(b)
+        for b in ("图神经网络在分子性质预测" * 20).encode("utf-8")
+    )
+    assert sum("\x80" <= c <= "\x9f" for c in mojibake) > 0.01 * len(mojibake)
+    decoded = decode_bytes(("ICLR 2026 Papers\n\n" + mojibake).encode("utf-8"))
+    assert decoded.encoding == "utf_8" and mojibake in decoded.text

@@ -43,8 +43,9 @@ CANDIDATE_ENCODINGS = (
     "iso8859_15",
 )
 
-# C0 controls other than tab, LF, VT, FF, CR; plus DEL and the C1 block.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+# C0 controls other than tab, LF, VT, FF, CR; plus DEL. Not the C1 block (U+0080-U+009F): in decoded
+# text those come from mojibake (cp1252's undefined bytes passed through), which cleaning repairs.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 MAX_CONTROL_SHARE = 0.01
 
 
