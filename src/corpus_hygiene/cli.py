@@ -19,9 +19,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from corpus_hygiene.flows.hygiene import hygiene_flow, with_dask
+    from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
-    flow = with_dask(hygiene_flow, workers=args.workers, address=args.dask_address)
+    flow = with_task_runner(hygiene_flow, workers=args.workers, address=args.dask_address)
     state = flow(
         input_dir=args.input_dir,
         dataset_dir=args.dataset_dir,
@@ -74,11 +74,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from corpus_hygiene.settings import apply_prefect_defaults
 
     apply_prefect_defaults(scheduling=True)
-    from corpus_hygiene.flows.hygiene import hygiene_flow
+    from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
     # flow.serve registers a deployment with this schedule and runs each scheduled run in this process
     # until it is stopped (Ctrl-C). Without PREFECT_API_URL the runs live in Prefect's local server.
-    hygiene_flow.serve(
+    with_task_runner(hygiene_flow).serve(
         name=args.name,
         cron=args.cron,
         parameters={

@@ -25,4 +25,3 @@ class Reason(StrEnum):
     NO_HEADER = "no_header"
     EMPTY_TEXT = "empty_text"
     # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.
-
