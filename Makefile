@@ -12,12 +12,13 @@ DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench lint clean help
+.PHONY: setup run test bench bench-e2e lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
 	@echo "make test   set up and run the test suite"
 	@echo "make bench  run the benchmarks (needs ../shared)"
+	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1   the real CLI end to end, with re-runs"
 	@echo "make lint   ruff"
 
 .tools/bin/uv:
@@ -49,6 +50,13 @@ bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_dedup --bases 300
 	$(VENV)/bin/python -m benchmarks.bench_checks --rows 1000000
 	$(VENV)/bin/python -m benchmarks.bench_report --records 100000
+	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 20000
+
+# The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
+ABSTRACTS ?= 20000
+WORKERS ?= 1
+bench-e2e: setup
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS)
 
 lint: setup
 	$(VENV)/bin/ruff check src flows checks tests benchmarks examples
