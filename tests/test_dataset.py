@@ -6,6 +6,7 @@ import sys
 import textwrap
 import time
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -72,6 +73,15 @@ def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_pat
     frame = read_dataset(target)
     assert list(frame["text"]) == ["An abstract 0", "An abstract 1", "An abstract 2"]
     assert list(frame["fixes"][0]) == ["whitespace"]
+
+
+def test_the_package_level_reader_gives_pandas_or_arrow(tmp_path):
+    import corpus_hygiene
+
+    publish(tmp_path / "clean", "run-1", _tables(2), {})
+    assert list(corpus_hygiene.read_dataset(tmp_path / "clean")["source_line"]) == [3, 5]
+    table = corpus_hygiene.read_dataset(tmp_path / "clean", arrow=True)
+    assert table.num_rows == 2 and table.schema.field("fixes").type.value_type.equals(pa.string())
 
 
 def test_same_tables_give_byte_identical_parquet(tmp_path):

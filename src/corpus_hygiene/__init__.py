@@ -22,11 +22,10 @@ _repo_root = _here.parents[1]
 if not (_here / "flows").is_dir() and (_repo_root / "flows" / "__init__.py").is_file():
     __path__.append(str(_repo_root))  # noqa: F821 - __path__ is defined for packages
 
-SCHEMA_VERSION = 1
 
-
-def read_dataset(path):
-    """Return the published dataset at ``path`` as a pandas DataFrame (see corpus_hygiene.dataset)."""
+def read_dataset(path, *, arrow: bool = False):
+    """The kept records of the dataset published at ``path``, after the checks of ``hygiene validate``:
+    a pandas DataFrame, or a pyarrow Table with ``arrow=True`` (see corpus_hygiene.dataset)."""
     from corpus_hygiene.dataset import read_dataset as _read
 
-    return _read(path)
+    return _read(path, arrow=arrow)
