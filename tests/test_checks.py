@@ -1,6 +1,5 @@
 """The quality contract: every named check passes and fails, routing, gates, the policy file."""
 
-import pandas as pd
 import pytest
 
 from corpus_hygiene.checks import PolicyError, load_policy
@@ -177,4 +176,3 @@ def test_checks_are_registered_with_pandera_by_name(policy):
     schema = record_checks_schema(policy.check_params())
     assert [c.name for c in schema.checks][:3] == ["not_placeholder", "text_length", "not_repetitive"]
     assert hasattr(pa.Check, "no_latex_residue")
-    assert isinstance(pd.DataFrame, type)

@@ -72,18 +72,22 @@ def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None
         return _refused(src, Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", src.size)
     if cache is None:
         return process_bytes(src, data)
-    key = cache.key(src.rel_path, hashlib.sha256(data).hexdigest(), policy.sha256)
+    sha256 = hashlib.sha256(data).hexdigest()
+    key = cache.key(src.rel_path, sha256, policy.sha256)
     result = cache.get(key)
     if result is not None:
         result.source.cached = True
         return result
-    result = process_bytes(src, data)
+    result = process_bytes(src, data, sha256)
     cache.put(key, result)
     return result
 
 
-def process_bytes(src: SourceFile, data: bytes) -> FileResult:
-    report = SourceReport(source_file=src.rel_path, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+def process_bytes(src: SourceFile, data: bytes, sha256: str | None = None) -> FileResult:
+    """``sha256`` of ``data`` when the caller has it already (the cache key needs it first)."""
+    report = SourceReport(
+        source_file=src.rel_path, size=len(data), sha256=sha256 or hashlib.sha256(data).hexdigest()
+    )
     result = FileResult(source=report)
 
     def refuse(reason: Reason, detail: str) -> FileResult:

@@ -22,6 +22,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from datasketch import MinHashLSH
@@ -46,6 +47,12 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
+@lru_cache(maxsize=4096)
+def _verify_shingles(text: str, word_n: int, char_n: int) -> frozenset[str]:
+    """A canonical is verified against many candidates: its shingle set is built once, not per pair."""
+    return shingles(text, word_n, char_n)
+
+
 def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
     """The verification-shingle Jaccard, or the token alignment ratio when that is larger and needed.
 
@@ -54,8 +61,8 @@ def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
     0.875
     """
     ja = jaccard(
-        shingles(a, config.verify_word_ngram, config.verify_char_ngram),
-        shingles(b, config.verify_word_ngram, config.verify_char_ngram),
+        _verify_shingles(a, config.verify_word_ngram, config.verify_char_ngram),
+        _verify_shingles(b, config.verify_word_ngram, config.verify_char_ngram),
     )
     if ja >= config.threshold or not config.alignment:
         return ja  # verified already: the alignment (~1 ms a pair) is only needed to rescue a pair
