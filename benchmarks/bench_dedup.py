@@ -28,6 +28,7 @@ from dataclasses import replace
 
 from benchmarks.common import SHARED, peak_rss_mb, save
 from benchmarks.corpora import load_pools
+from corpus_hygiene.checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import deduplicate
@@ -295,9 +296,15 @@ def main() -> int:
     pools = load_pools()
     docs = build_devset(pools, args.bases)
     records = to_records(docs)
-    base = DedupConfig()
+    base = load_policy().dedup_config()  # the product's configuration, from checks/policy.toml
     configs = {
-        "default (w1/c1 LSH 32x4, verified >= 0.70)": base,
+        "policy (checks/policy.toml)": base,
+        "LSH keeps common words": replace(base, lsh_skip_common=0),
+        "LSH skips 50 common words": replace(base, lsh_skip_common=50),
+        "LSH skips 200 common words": replace(base, lsh_skip_common=200),
+        "alignment for any Jaccard": replace(base, alignment_floor=0.0),
+        "alignment from Jaccard 0.2": replace(base, alignment_floor=0.2),
+        "alignment from Jaccard 0.3": replace(base, alignment_floor=0.3),
         "verified >= 0.75": replace(base, threshold=0.75),
         "verified >= 0.80": replace(base, threshold=0.80),
         "LSH on bigrams (w2/c2)": replace(

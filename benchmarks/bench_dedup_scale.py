@@ -1,9 +1,11 @@
 """Near-duplicate detection at scale: LSH + verification + clustering over N records, time and memory.
 
-Records are made from the real pool abstracts (../shared/corpora, read at run time): 90% are rewritten
-with 60% of their words replaced from the pool vocabulary (distinct documents, so they become
-canonicals and fill the LSH index, the memory-relevant case), 10% carry 0-10% edits of an earlier
-record (duplicates to find). Reports records/s and peak RSS for the whole step.
+Records are made from the real pool abstracts (../shared/corpora, read at run time, all 7 languages in
+their pool proportions): 90% are distinct documents, each made of sentences drawn at random from the
+pool abstracts of one language up to the length of a random real abstract of it, with 10% of its
+tokens replaced (new documents on the same topics, the way a large corpus looks: they fill the index
+and bring the LSH false positives of shared domain vocabulary); 10% carry 0-10% edits of an earlier
+record (duplicates to find). Reports records/s and peak RSS before and after the dedup step.
 
     .venv/bin/python -m benchmarks.bench_dedup_scale [--records 1000000]
 """
@@ -15,23 +17,39 @@ import random
 import sys
 import time
 
-from benchmarks.bench_dedup import edit
+from benchmarks.bench_dedup import CJK, edit, sentences
 from benchmarks.common import peak_rss_mb, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.checks import load_policy
 from corpus_hygiene.dedup.near import find_near_duplicates
 
 
 def build(n: int, rng: random.Random) -> tuple[list[str], int]:
-    pool = [t for lang in ("en", "fr", "es", "pt", "de") for t in load_pools()[lang]]
-    vocab = [w for t in pool[:2000] for w in t.split(" ")]
-    texts, planted = [], 0
+    pools = load_pools()
+    langs = sorted(pools)
+    weights = [len(pools[lang]) for lang in langs]
+    sents = {lang: [s for t in pools[lang] for s in sentences(t, lang)] for lang in langs}
+    vocab = {
+        lang: [w for t in pools[lang][:500] for w in (t if lang in CJK else t.split(" "))] for lang in langs
+    }
+    texts: list[str] = []
+    lang_of: list[str] = []
+    planted = 0
     for i in range(n):
         if i > 1000 and rng.random() < 0.10:
-            texts.append(edit(texts[rng.randrange(i)], "en", rng.uniform(0.0, 0.10), rng, vocab))
+            j = rng.randrange(i)
+            texts.append(edit(texts[j], lang_of[j], rng.uniform(0.0, 0.10), rng, vocab[lang_of[j]]))
+            lang_of.append(lang_of[j])
             planted += 1
-        else:
-            texts.append(edit(pool[i % len(pool)], "en", 0.6, rng, vocab))
+            continue
+        lang = rng.choices(langs, weights)[0]
+        target = len(rng.choice(pools[lang]))  # as long as a real abstract of that language
+        parts: list[str] = []
+        while sum(map(len, parts)) < target:
+            parts.append(rng.choice(sents[lang]))
+        body = ("" if lang in CJK else " ").join(parts)
+        texts.append(edit(body, lang, 0.10, rng, vocab[lang]))
+        lang_of.append(lang)
     return texts, planted
 
 
@@ -43,7 +61,7 @@ def main() -> int:
     texts, planted = build(args.records, rng)
     rss_before = peak_rss_mb()
     start = time.perf_counter()
-    matches = find_near_duplicates(texts, DedupConfig())
+    matches = find_near_duplicates(texts, load_policy().dedup_config())
     secs = time.perf_counter() - start
     save(
         f"dedup_scale_{args.records}",

@@ -28,6 +28,7 @@ class Policy:
     dedup: dict = field(default_factory=dict)  # DedupConfig fields; missing ones take its defaults
     checks: dict = field(default_factory=dict)  # [checks] table
     gates: dict = field(default_factory=dict)  # [gates] table
+    stream_above_bytes: int = 64 << 20  # larger files are read in batches, never whole
 
     def dedup_config(self):
         from corpus_hygiene.dedup.config import DedupConfig
@@ -58,6 +59,7 @@ def load_policy(path: Path | str | None = None) -> Policy:
             dedup=dict(data.get("dedup", {})),
             checks=dict(data["checks"]),
             gates=dict(data["gates"]),
+            stream_above_bytes=int(float(data["ingest"].get("stream_above_mb", 64)) * 1024 * 1024),
         )
         for key in (
             "year_min",

@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
-from corpus_hygiene.dedup.near import find_near_duplicates, verified_similarity
+from corpus_hygiene.dedup.near import candidate_pairs, find_near_duplicates, verified_similarity
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 from corpus_hygiene.models import Record
 
@@ -115,3 +118,36 @@ def test_canonical_choice(case):
     kept, dups = deduplicate(records, DedupConfig())
     assert [r.ref for r in kept] == case["expected_kept"]
     assert sorted((d.record.ref, d.reason) for d in dups) == sorted(map(tuple, case["expected_reasons"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2), min_size=8, max_size=8), max_size=40))
+def test_candidate_pairs_are_exactly_the_pairs_sharing_a_band(rows):
+    """The sort-and-group banded LSH against the definition: i < j share all values of some band."""
+    cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.0)
+    sig = np.array(rows, dtype=np.uint32).reshape(len(rows), 8)
+    n = len(sig)
+    expected = sorted(
+        j * n + i
+        for j in range(n)
+        for i in range(j)
+        if any((sig[i, b * 2 : b * 2 + 2] == sig[j, b * 2 : b * 2 + 2]).all() for b in range(4))
+    )
+    assert candidate_pairs(sig, cfg).tolist() == expected
+
+
+def test_candidate_pairs_odd_rows_and_empty_input():
+    cfg = DedupConfig(num_perm=9, bands=3, rows=3, min_candidate_jaccard=0.0)
+    sig = np.array([[1] * 9, [1, 1, 1, 2, 2, 2, 3, 3, 3], [5] * 9], dtype=np.uint32)
+    assert candidate_pairs(sig, cfg).tolist() == [1 * 3 + 0]
+    assert candidate_pairs(np.empty((0, 9), dtype=np.uint32), cfg).tolist() == []
+    assert find_near_duplicates([], DedupConfig()) == []
+
+
+def test_candidate_pairs_keep_only_pairs_whose_estimate_reaches_the_floor():
+    cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5)
+    sig = np.array(
+        [[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9], [1, 1, 8, 8, 8, 8, 8, 8]], dtype=np.uint32
+    )
+    # rows 0 and 1 agree on 4 of 8 values (estimate 0.5), rows 0/2 and 1/2 on 2 of 8 (0.25)
+    assert candidate_pairs(sig, cfg).tolist() == [1 * 3 + 0]

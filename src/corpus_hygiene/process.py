@@ -7,6 +7,9 @@ a file that cannot be read at all leaves as one file-level Rejected row.
 from __future__ import annotations
 
 import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 
 from corpus_hygiene.cache import FileCache
 from corpus_hygiene.checks import Policy
@@ -15,12 +18,13 @@ from corpus_hygiene.dedup.keys import dedup_key
 from corpus_hygiene.ingest import (
     BinaryContent,
     decode_bytes,
-    first_nonblank,
-    iter_paragraphs,
     parse_header,
     read_bytes,
     split_lines,
 )
+from corpus_hygiene.ingest.discover import open_source
+from corpus_hygiene.ingest.split import is_blank, paragraphs_from
+from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.reasons import Reason
@@ -65,21 +69,74 @@ def _refused(
 
 
 def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None) -> FileResult:
-    """Read one file and turn it into records; with a cache, an unchanged file is not processed again."""
+    """Read one file and turn it into records; with a cache, an unchanged file is not processed again.
+
+    A file above ``policy.stream_above_bytes`` is streamed in batches (``ingest/stream.py``) and
+    never held whole; the result is the same as a whole read (tested).
+    """
+    if src.size > policy.stream_above_bytes:
+        return _process_large(src, policy, cache)
     try:
         data = read_bytes(src, policy.max_file_bytes)
     except OSError as exc:
-        return _refused(src, Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", src.size)
+        return _unreadable(src, exc)
     if cache is None:
         return process_bytes(src, data)
     sha256 = hashlib.sha256(data).hexdigest()
+    return _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256))
+
+
+def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
+    return _refused(src, Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", src.size)
+
+
+def _cached(
+    cache: FileCache | None, src: SourceFile, sha256: str, policy: Policy, compute: Callable[[], FileResult]
+) -> FileResult:
+    if cache is None:
+        return compute()
     key = cache.key(src.rel_path, sha256, policy.sha256)
     result = cache.get(key)
     if result is not None:
         result.source.cached = True
         return result
-    result = process_bytes(src, data, sha256)
+    result = compute()
     cache.put(key, result)
+    return result
+
+
+def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> FileResult:
+    try:
+        with open_source(src) as fd:
+            size = os.fstat(fd).st_size
+            if size > policy.max_file_bytes:
+                raise OSError(f"{src.rel_path} grew past the size limit after discovery")
+            digest = hashlib.sha256()
+            for batch in iter(lambda: os.read(fd, BATCH_BYTES), b""):
+                digest.update(batch)
+            sha256 = digest.hexdigest()
+            return _cached(cache, src, sha256, policy, lambda: process_stream(src, fd, size, sha256))
+    except OSError as exc:
+        return _unreadable(src, exc)
+
+
+def process_stream(src: SourceFile, fd: int, size: int, sha256: str) -> FileResult:
+    """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``)."""
+    report = SourceReport(source_file=src.rel_path, size=size, sha256=sha256)
+    result = FileResult(source=report)
+    try:
+        stream = open_stream(fd)
+    except BinaryContent as exc:
+        return _refuse(result, Reason.BINARY_FILE, str(exc))
+    report.encoding, report.confidence = stream.encoding, stream.confidence
+    _process_lines(src, result, iter_lines(stream.chunks))
+    report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
+    return result
+
+
+def _refuse(result: FileResult, reason: Reason, detail: str) -> FileResult:
+    result.source.problem, result.source.problem_detail = reason.value, detail
+    result.rejected.append(Rejected(result.source.source_file, None, reason.value, detail))
     return result
 
 
@@ -89,41 +146,49 @@ def process_bytes(src: SourceFile, data: bytes, sha256: str | None = None) -> Fi
         source_file=src.rel_path, size=len(data), sha256=sha256 or hashlib.sha256(data).hexdigest()
     )
     result = FileResult(source=report)
-
-    def refuse(reason: Reason, detail: str) -> FileResult:
-        report.problem, report.problem_detail = reason.value, detail
-        result.rejected.append(Rejected(src.rel_path, None, reason.value, detail))
-        return result
-
     if not data:
-        return refuse(Reason.EMPTY_FILE, "the file is empty")
+        return _refuse(result, Reason.EMPTY_FILE, "the file is empty")
     try:
         decoded = decode_bytes(data)
     except BinaryContent as exc:
-        return refuse(Reason.BINARY_FILE, str(exc))
+        return _refuse(result, Reason.BINARY_FILE, str(exc))
     report.encoding, report.confidence, report.decode_repairs = (
         decoded.encoding,
         decoded.confidence,
         decoded.repairs,
     )
+    return _process_lines(src, result, split_lines(decoded.text))
 
-    lines = split_lines(decoded.text)
-    report.n_lines = len(lines)
-    first = first_nonblank(lines)
+
+def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str]) -> FileResult:
+    """The header line, then one Record or Rejected per paragraph; lines may be a one-pass iterator."""
+    report = result.source
+
+    def counted() -> Iterator[str]:
+        for line in lines:
+            report.n_lines += 1
+            yield line
+
+    rest = counted()
+    first, first_line = None, ""
+    for i, line in enumerate(rest):
+        if not is_blank(line):
+            first, first_line = i, line
+            break
     if first is None:
-        return refuse(Reason.EMPTY_FILE, f"the file holds only blank lines ({len(lines)} lines)")
-    header = parse_header(lines[first], first + 1)
+        return _refuse(result, Reason.EMPTY_FILE, f"the file holds only blank lines ({report.n_lines} lines)")
+    header = parse_header(first_line, first + 1)
     if header is None:
         # Not a header: keep every paragraph, the first line's included, as a quarantine row.
-        detail = f"line {first + 1} is not a header naming a venue and a year: {lines[first].strip()[:80]!r}"
-        paragraphs = list(iter_paragraphs(lines, first))
-        report.n_paragraphs = len(paragraphs)
+        detail = f"line {first + 1} is not a header naming a venue and a year: {first_line.strip()[:80]!r}"
         report.problem, report.problem_detail = Reason.NO_HEADER.value, detail
-        result.rejected.extend(_reject(src, p, Reason.NO_HEADER, detail) for p in paragraphs)
+        for para in paragraphs_from(chain([first_line], rest), first):
+            report.n_paragraphs += 1
+            result.rejected.append(_reject(src, para, Reason.NO_HEADER, detail))
         return result
 
     report.header = header
-    for para in iter_paragraphs(lines, first + 1):
+    for para in paragraphs_from(rest, first + 1):
         report.n_paragraphs += 1
         out = process_paragraph(src, header, para)
         (result.records if isinstance(out, Record) else result.rejected).append(out)

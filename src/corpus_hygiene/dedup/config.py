@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 class DedupConfig:
     lsh_word_ngram: int = 1  # MinHash/LSH shingles, space-delimited scripts (words)
     lsh_char_ngram: int = 1  # MinHash/LSH shingles, Chinese/Japanese runs (characters)
+    lsh_skip_common: int = 0  # drop each language's N most frequent words (wordfreq) from LSH shingles
     num_perm: int = 128  # MinHash permutations
     bands: int = 32  # LSH bands × rows must equal num_perm; 32×4 proposes pairs from Jaccard ≈ 0.42
     rows: int = 4
@@ -25,6 +26,7 @@ class DedupConfig:
     verify_word_ngram: int = 2  # shingles of the verified Jaccard (words)
     verify_char_ngram: int = 2  # shingles of the verified Jaccard (characters)
     alignment: bool = True  # also credit the token alignment ratio (see dedup/near.py)
+    alignment_floor: float = 0.0  # ...only for pairs whose verification Jaccard reaches this
     threshold: float = 0.70  # verified similarity at or above which two records are near duplicates
     seed: int = 1  # MinHash permutation seed: fixed, so signatures are the same in every run
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from datasketch import MinHashLSH
+from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.minhash import Signer
@@ -64,35 +64,123 @@ def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
         _verify_shingles(a, config.verify_word_ngram, config.verify_char_ngram),
         _verify_shingles(b, config.verify_word_ngram, config.verify_char_ngram),
     )
-    if ja >= config.threshold or not config.alignment:
-        return ja  # verified already: the alignment (~1 ms a pair) is only needed to rescue a pair
+    if ja >= config.threshold or ja < config.alignment_floor or not config.alignment:
+        # verified already, or too far apart for an alignment (~1-15 ms a pair) to rescue the pair
+        return ja
     matcher = difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False)
     if matcher.real_quick_ratio() <= ja or matcher.quick_ratio() <= ja:
         return ja  # upper bounds of the ratio: the alignment cannot beat the Jaccard
     return max(ja, matcher.ratio())
 
 
-def find_near_duplicates(texts: Sequence[str], config: DedupConfig) -> list[NearMatch]:
-    """``texts`` must be in canonical-rank order (best first); returns one match per duplicate."""
+@lru_cache(maxsize=4)
+def common_words(n: int) -> frozenset[str]:
+    """The ``n`` most frequent words of each language we shingle (wordfreq's small lists), normalised
+    like shingles. Unrelated abstracts share mostly these, and every word they share makes LSH propose
+    the pair; without them the candidate pairs of unrelated abstracts fall ~N× (benchmarks/bench_dedup)."""
+    words: set[str] = set()
+    for lang in LSH_LANGUAGES:
+        words.update(
+            unicodedata.normalize("NFKC", w).casefold() for w in top_n_list(lang, n, wordlist="small")
+        )
+    return frozenset(words)
+
+
+LSH_LANGUAGES = ("en", "fr", "es", "pt", "de", "zh", "ja", "ko", "it", "nl", "ru")
+
+
+def lsh_shingles(text: str, config: DedupConfig) -> frozenset[str]:
+    """The shingles MinHash signs: script-aware n-grams, less the most common words (when set)."""
+    found = shingles(text, config.lsh_word_ngram, config.lsh_char_ngram)
+    if not config.lsh_skip_common:
+        return found
+    return (found - common_words(config.lsh_skip_common)) or found
+
+
+def signature_matrix(texts: Sequence[str], config: DedupConfig) -> np.ndarray:
+    """The MinHash signatures of ``texts`` over their LSH shingles, one uint32 row per text."""
     signer = Signer(config)
-    lsh = MinHashLSH(num_perm=config.num_perm, params=(config.bands, config.rows))
-    # The signatures of canonicals (uint32, 512 bytes each for 128 permutations) estimate the Jaccard
-    # of a candidate pair at numpy speed: LSH false positives are dropped without touching their text.
-    signatures: dict[int, np.ndarray] = {}
-    matches: list[NearMatch] = []
+    out = np.empty((len(texts), config.num_perm), dtype=np.uint32)
     for i, text in enumerate(texts):
-        sig = signer.sign(shingles(text, config.lsh_word_ngram, config.lsh_char_ngram))
-        values = sig.hashvalues.astype(np.uint32)
+        out[i] = signer.sign(lsh_shingles(text, config)).hashvalues
+    return out
+
+
+def _band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
+    """The band's rows as whole uint64 words (two uint32 per word), so equal bands are equal rows."""
+    block = signatures[:, band * rows : (band + 1) * rows]
+    if rows % 2:
+        block = np.hstack([block, np.zeros((len(block), 1), dtype=np.uint32)])
+    return np.ascontiguousarray(block).view(np.uint64)
+
+
+def _estimate_filter(codes: np.ndarray, signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
+    """Drop pairs whose MinHash estimate of the Jaccard is under ``min_candidate_jaccard`` (numpy only)."""
+    n, need = len(signatures), config.min_candidate_jaccard * config.num_perm
+    keep = np.zeros(len(codes), dtype=bool)
+    for lo in range(0, len(codes), 1 << 16):
+        chunk = codes[lo : lo + (1 << 16)]
+        agree = np.count_nonzero(signatures[chunk // n] == signatures[chunk % n], axis=1)
+        keep[lo : lo + len(chunk)] = agree >= need
+    return codes[keep]
+
+
+def candidate_pairs(signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
+    """Every pair that shares at least one LSH band and whose MinHash estimate of the Jaccard reaches
+    ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j.
+
+    Banded LSH by sort and group (DESIGN §5): per band, the records are sorted on the band's values
+    and each run of equal values yields its pairs, which are filtered on their estimate at once; no
+    table of buckets is kept, and only the pairs that pass are. Memory: the signatures (4 × num_perm
+    bytes a record), one band's sort (~24 bytes a record) and one band's pairs (~16 bytes a pair).
+    """
+    n = len(signatures)
+    kept = [np.empty(0, dtype=np.int64)]
+    for band in range(config.bands):
+        keys = _band_keys(signatures, band, config.rows)
+        order = np.lexsort(keys.T[::-1])
+        ordered = keys[order]
+        same = np.all(ordered[1:] == ordered[:-1], axis=1)
+        del keys, ordered
+        run = np.concatenate(([0], np.cumsum(~same)))
+        starts, gap = np.flatnonzero(same), 1
+        while starts.size:  # pairs `gap` apart in the sorted order, while they stay in one run
+            a, b = order[starts], order[starts + gap]
+            pairs = np.maximum(a, b).astype(np.int64) * n + np.minimum(a, b)
+            kept.append(_estimate_filter(pairs, signatures, config))
+            gap += 1
+            starts = starts[starts + gap < n]
+            starts = starts[run[starts + gap] == run[starts]]
+    return np.unique(np.concatenate(kept))
+
+
+def find_near_duplicates(
+    texts: Sequence[str], config: DedupConfig, signatures: np.ndarray | None = None
+) -> list[NearMatch]:
+    """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
+
+    ``signatures`` (from ``signature_matrix``) may be passed when they were computed elsewhere.
+    """
+    n = len(texts)
+    if signatures is None:
+        signatures = signature_matrix(texts, config)
+    codes = candidate_pairs(signatures, config)
+    if not len(codes):
+        return []
+    later, earlier = codes // n, codes % n
+    bounds = (np.flatnonzero(np.diff(later)) + 1).tolist()
+    canonical = np.ones(n, dtype=bool)
+    matches: list[NearMatch] = []
+    for lo, hi in zip([0, *bounds], [*bounds, len(codes)], strict=True):
+        i = int(later[lo])
         best, best_sim = None, -1.0
-        for j in sorted(lsh.query(sig)):
-            if np.count_nonzero(values == signatures[j]) < config.min_candidate_jaccard * config.num_perm:
+        for j in earlier[lo:hi].tolist():  # ascending: on equal similarity the earlier canonical wins
+            if not canonical[j]:
                 continue
-            sim = verified_similarity(text, texts[j], config)
+            sim = verified_similarity(texts[i], texts[j], config)
             if sim > best_sim:
                 best, best_sim = j, sim
         if best is not None and best_sim >= config.threshold:
             matches.append(NearMatch(i, best, round(best_sim, 6)))
-        else:
-            lsh.insert(i, sig)
-            signatures[i] = values
+            canonical[i] = False
     return matches

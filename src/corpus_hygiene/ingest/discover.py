@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,18 +115,26 @@ def discover(root: Path | str, max_bytes: int) -> Discovery:
     return out
 
 
-def read_bytes(source: SourceFile, max_bytes: int) -> bytes:
-    """Read a discovered file without following a symlink swapped in after discovery.
+@contextmanager
+def open_source(source: SourceFile) -> Iterator[int]:
+    """Open a discovered file without following a symlink swapped in after discovery.
 
     O_NOFOLLOW refuses a path that became a link; O_NONBLOCK keeps a path that became a FIFO from
-    blocking the open. The size limit is enforced again on the bytes actually read.
+    blocking the open. Yields the file descriptor of a regular file.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(source.abs_path, flags)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{source.rel_path} is no longer a regular file")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def read_bytes(source: SourceFile, max_bytes: int) -> bytes:
+    """The whole file (``open_source``); the size limit is enforced again on the bytes actually read."""
+    with open_source(source) as fd:
         chunks = []
         total = 0
         while chunk := os.read(fd, 1 << 20):
@@ -133,5 +143,3 @@ def read_bytes(source: SourceFile, max_bytes: int) -> bytes:
                 raise OSError(f"{source.rel_path} grew past the size limit while being read")
             chunks.append(chunk)
         return b"".join(chunks)
-    finally:
-        os.close(fd)

@@ -8,7 +8,8 @@ contract's line numbers must match what ``wc -l``-style tools and editors show).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from corpus_hygiene.models import Paragraph
 
@@ -30,18 +31,26 @@ def is_blank(line: str) -> bool:
     return _BLANK.fullmatch(line) is not None
 
 
-def iter_paragraphs(lines: list[str], start: int = 0) -> Iterator[Paragraph]:
+def iter_paragraphs(lines: Iterable[str], start: int = 0) -> Iterator[Paragraph]:
     """Groups of consecutive non-blank lines from ``lines[start:]``; ``line`` is 1-based."""
-    first = None
-    for i in range(start, len(lines)):
-        if is_blank(lines[i]):
-            if first is not None:
-                yield Paragraph(line=first + 1, text="\n".join(lines[first:i]))
-                first = None
-        elif first is None:
-            first = i
-    if first is not None:
-        yield Paragraph(line=first + 1, text="\n".join(lines[first:]))
+    return paragraphs_from(islice(lines, start, None), start)
+
+
+def paragraphs_from(lines: Iterable[str], index: int) -> Iterator[Paragraph]:
+    """Paragraphs of ``lines``, whose first item is line ``index + 1`` of the file (any iterable)."""
+    block: list[str] = []
+    first = index
+    for i, line in enumerate(lines, index):
+        if is_blank(line):
+            if block:
+                yield Paragraph(line=first + 1, text="\n".join(block))
+                block = []
+        else:
+            if not block:
+                first = i
+            block.append(line)
+    if block:
+        yield Paragraph(line=first + 1, text="\n".join(block))
 
 
 def first_nonblank(lines: list[str]) -> int | None:
