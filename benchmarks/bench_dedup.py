@@ -303,12 +303,16 @@ def main() -> int:
         "LSH skips 50 common words": replace(base, lsh_skip_common=50),
         "LSH skips 200 common words": replace(base, lsh_skip_common=200),
         "alignment for any Jaccard": replace(base, alignment_floor=0.0),
+        "candidates from estimate 0.5": replace(base, min_candidate_jaccard=0.5),
+        "candidates from estimate 0.6": replace(base, min_candidate_jaccard=0.6),
+        "CJK candidates from estimate 0.4": replace(base, min_candidate_jaccard_cjk=0.4),
+        "CJK candidates from estimate 0.7": replace(base, min_candidate_jaccard_cjk=0.7),
         "alignment from Jaccard 0.2": replace(base, alignment_floor=0.2),
         "alignment from Jaccard 0.3": replace(base, alignment_floor=0.3),
         "verified >= 0.75": replace(base, threshold=0.75),
         "verified >= 0.80": replace(base, threshold=0.80),
         "LSH on bigrams (w2/c2)": replace(
-            base, lsh_word_ngram=2, lsh_char_ngram=2, min_candidate_jaccard=0.3
+            base, lsh_word_ngram=2, lsh_char_ngram=2, min_candidate_jaccard=0.3, min_candidate_jaccard_cjk=0.3
         ),
         "Jaccard only (bigrams >= 0.5, no alignment)": replace(base, threshold=0.5, alignment=False),
     }

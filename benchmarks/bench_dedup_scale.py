@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 
@@ -23,32 +24,59 @@ from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import load_policy
 from corpus_hygiene.dedup.near import find_near_duplicates
 
+_CJK_CLAUSE = re.compile(r"(?<=[。！？；，、.!?;,])")
+
+
+class Maker:
+    """New, distinct abstracts from the pools: sentences of one language's real abstracts drawn at
+    random up to the length of a random real abstract of it, then 10% of the tokens replaced."""
+
+    def __init__(self, pools: dict[str, list[str]]) -> None:
+        self.pools = pools
+        self.langs = sorted(pools)
+        self.weights = [len(pools[lang]) for lang in self.langs]
+        self.sents = {lang: [s for t in pools[lang] for s in self._pieces(t, lang)] for lang in self.langs}
+        self.vocab = {
+            lang: [w for t in pools[lang][:500] for w in (t if lang in CJK else t.split(" "))]
+            for lang in self.langs
+        }
+
+    @staticmethod
+    def _pieces(text: str, lang: str) -> list[str]:
+        """Sentences; clauses for Chinese/Japanese, whose pool abstracts often end sentences with "."
+        (a whole abstract would otherwise be one "sentence", and new documents would be copies)."""
+        if lang in CJK:
+            return [p for p in _CJK_CLAUSE.split(text) if p.strip()]
+        return sentences(text, lang)
+
+    def language(self, rng: random.Random) -> str:
+        return rng.choices(self.langs, self.weights)[0]
+
+    def abstract(self, lang: str, rng: random.Random) -> str:
+        target = len(rng.choice(self.pools[lang]))
+        parts: list[str] = []
+        while sum(map(len, parts)) < target:
+            parts.append(rng.choice(self.sents[lang]))
+        return edit(("" if lang in CJK else " ").join(parts), lang, 0.10, rng, self.vocab[lang])
+
+    def near_copy(self, text: str, lang: str, rng: random.Random, rate: float) -> str:
+        return edit(text, lang, rate, rng, self.vocab[lang])
+
 
 def build(n: int, rng: random.Random) -> tuple[list[str], int]:
-    pools = load_pools()
-    langs = sorted(pools)
-    weights = [len(pools[lang]) for lang in langs]
-    sents = {lang: [s for t in pools[lang] for s in sentences(t, lang)] for lang in langs}
-    vocab = {
-        lang: [w for t in pools[lang][:500] for w in (t if lang in CJK else t.split(" "))] for lang in langs
-    }
+    maker = Maker(load_pools())
     texts: list[str] = []
     lang_of: list[str] = []
     planted = 0
     for i in range(n):
         if i > 1000 and rng.random() < 0.10:
             j = rng.randrange(i)
-            texts.append(edit(texts[j], lang_of[j], rng.uniform(0.0, 0.10), rng, vocab[lang_of[j]]))
+            texts.append(maker.near_copy(texts[j], lang_of[j], rng, rng.uniform(0.0, 0.10)))
             lang_of.append(lang_of[j])
             planted += 1
             continue
-        lang = rng.choices(langs, weights)[0]
-        target = len(rng.choice(pools[lang]))  # as long as a real abstract of that language
-        parts: list[str] = []
-        while sum(map(len, parts)) < target:
-            parts.append(rng.choice(sents[lang]))
-        body = ("" if lang in CJK else " ").join(parts)
-        texts.append(edit(body, lang, 0.10, rng, vocab[lang]))
+        lang = maker.language(rng)
+        texts.append(maker.abstract(lang, rng))
         lang_of.append(lang)
     return texts, planted
 

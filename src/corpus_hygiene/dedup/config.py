@@ -23,6 +23,8 @@ class DedupConfig:
     min_candidate_jaccard: float = (
         0.5  # exact Jaccard of the LSH shingle sets below which a candidate is dropped
     )
+    # the same for two Chinese/Japanese texts: their character unigram sets overlap far more by chance
+    min_candidate_jaccard_cjk: float = 0.6
     verify_word_ngram: int = 2  # shingles of the verified Jaccard (words)
     verify_char_ngram: int = 2  # shingles of the verified Jaccard (characters)
     alignment: bool = True  # also credit the token alignment ratio (see dedup/near.py)

@@ -114,18 +114,31 @@ def _band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
     return np.ascontiguousarray(block).view(np.uint64)
 
 
-def _estimate_filter(codes: np.ndarray, signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
-    """Drop pairs whose MinHash estimate of the Jaccard is under ``min_candidate_jaccard`` (numpy only)."""
-    n, need = len(signatures), config.min_candidate_jaccard * config.num_perm
+def cjk_mask(texts: Sequence[str]) -> np.ndarray:
+    """True for a text written mostly in Chinese/Japanese/Korean characters (over half its letters)."""
+    return np.array([2 * len(_CJK_CHAR.findall(t)) > sum(c.isalnum() for c in t) for t in texts], dtype=bool)
+
+
+def _estimate_filter(
+    codes: np.ndarray, signatures: np.ndarray, cjk: np.ndarray, config: DedupConfig
+) -> np.ndarray:
+    """Drop pairs whose MinHash estimate of the Jaccard is under ``min_candidate_jaccard`` (or, for two
+    CJK texts, ``min_candidate_jaccard_cjk``); numpy only, no text is touched."""
+    n = len(signatures)
+    need, need_cjk = (
+        config.min_candidate_jaccard * config.num_perm,
+        config.min_candidate_jaccard_cjk * config.num_perm,
+    )
     keep = np.zeros(len(codes), dtype=bool)
     for lo in range(0, len(codes), 1 << 16):
         chunk = codes[lo : lo + (1 << 16)]
-        agree = np.count_nonzero(signatures[chunk // n] == signatures[chunk % n], axis=1)
-        keep[lo : lo + len(chunk)] = agree >= need
+        later, earlier = chunk // n, chunk % n
+        agree = np.count_nonzero(signatures[later] == signatures[earlier], axis=1)
+        keep[lo : lo + len(chunk)] = agree >= np.where(cjk[later] & cjk[earlier], need_cjk, need)
     return codes[keep]
 
 
-def candidate_pairs(signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
+def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray | None = None) -> np.ndarray:
     """Every pair that shares at least one LSH band and whose MinHash estimate of the Jaccard reaches
     ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j.
 
@@ -135,6 +148,7 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
     bytes a record), one band's sort (~24 bytes a record) and one band's pairs (~16 bytes a pair).
     """
     n = len(signatures)
+    cjk = np.zeros(n, dtype=bool) if cjk is None else cjk
     kept = [np.empty(0, dtype=np.int64)]
     for band in range(config.bands):
         keys = _band_keys(signatures, band, config.rows)
@@ -147,7 +161,7 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig) -> np.ndarray:
         while starts.size:  # pairs `gap` apart in the sorted order, while they stay in one run
             a, b = order[starts], order[starts + gap]
             pairs = np.maximum(a, b).astype(np.int64) * n + np.minimum(a, b)
-            kept.append(_estimate_filter(pairs, signatures, config))
+            kept.append(_estimate_filter(pairs, signatures, cjk, config))
             gap += 1
             starts = starts[starts + gap < n]
             starts = starts[run[starts + gap] == run[starts]]
@@ -164,7 +178,7 @@ def find_near_duplicates(
     n = len(texts)
     if signatures is None:
         signatures = signature_matrix(texts, config)
-    codes = candidate_pairs(signatures, config)
+    codes = candidate_pairs(signatures, config, cjk_mask(texts))
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
