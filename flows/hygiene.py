@@ -25,6 +25,7 @@ from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
+from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, publish, rows_to_frame
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
@@ -53,6 +54,12 @@ def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
 @task(name="process_file", cache_policy=NO_CACHE, task_run_name="process {source.rel_path}")
 def process_file_task(source: SourceFile, policy: Policy, cache_dir: str | None) -> FileResult:
     return process_file(source, policy, FileCache(cache_dir) if cache_dir else None)
+
+
+@task(name="unchanged_check", cache_policy=NO_CACHE)
+def unchanged_version(dataset_dir: str, discovery: Discovery, policy: Policy) -> str | None:
+    """The published version when it already is this run's output (corpus_hygiene.current)."""
+    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy))
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
@@ -184,6 +191,12 @@ def hygiene_flow(
         max_bytes = int(max_file_mb * 1024 * 1024) if max_file_mb else policy.max_file_bytes
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
         cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
+        if use_cache:
+            current = timed("unchanged_check", unchanged_version, dataset_dir, discovery, policy)
+            if current is not None:
+                message = f"unchanged: {dataset_dir} ({current}) already holds the output of these inputs"
+                logger.info("%s; nothing to do", message)
+                return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
         futures = process_file_task.map(discovery.files, policy=policy, cache_dir=cache_dir)
         results = timed("process_files", gather_with_progress, futures, logger)
         asm = timed("assemble", assemble_dataset, results, discovery, policy)
@@ -200,6 +213,7 @@ def hygiene_flow(
         stage_seconds=timings,
         outcome="published",
     )
+    metrics["run_key"] = run_key(discovery, {s.source_file: s.sha256 for s in asm.sources}, policy)
     metrics["gates"] = [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in gates]
     metrics["changes"] = changes_since_previous(dataset_dir, asm.records, asm.quarantine)
     broken = [g for g in gates if not g.passed]

@@ -3,6 +3,7 @@
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,18 +75,35 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert report.is_file() and report.parent == out / "reports"
 
 
-def test_unchanged_rerun_reuses_every_file_and_publishes_the_same_data(example_run):
+def test_unchanged_rerun_does_nothing_and_says_so(example_run):
     out, first = example_run
     before = verify_checksums(out / "clean")
     proc = run_hygiene(EXAMPLES, out)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(f"unchanged: {out / 'clean'} (")
+    assert "Starting temporary server" not in proc.stdout + proc.stderr  # decided before Prefect starts
     after = verify_checksums(out / "clean")
-    assert after["run_id"] != before["run_id"]
-    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
-        assert after["outputs"][name]["sha256"] == before["outputs"][name]["sha256"]
-    metrics = json.loads((out / "reports" / f"{after['run_id']}.metrics.json").read_text())
-    assert metrics["files_from_cache"] == 9
-    assert (metrics["changes"]["added"], metrics["changes"]["removed"]) == (0, 0)
+    assert after["run_id"] == before["run_id"] and after["run_key"] == before["run_key"]
+
+
+def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
+    corpus = tmp_path / "in"
+    shutil.copytree(EXAMPLES, corpus)
+    assert run_hygiene(corpus, tmp_path).returncode == 0
+    before = verify_checksums(tmp_path / "clean")
+    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
+    (corpus / "iclr_2026_papers.txt").unlink()
+    proc = run_hygiene(corpus, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    after = verify_checksums(tmp_path / "clean")
+    assert after["run_key"] != before["run_key"]
+    metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
+    assert metrics["files_from_cache"] == 8  # every file but the new one
+    assert "zz_new.txt:3" in metrics["changes"]["added_sample"]
+    assert metrics["changes"]["removed"] >= 1
+    rows = [row for table in tables(tmp_path / "clean").values() for row in table]
+    assert not any(row["source_file"] == "iclr_2026_papers.txt" for row in rows)
+    assert "iclr_2026_papers.txt" not in {f["source_file"] for f in after["input_files"]}
 
 
 def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):

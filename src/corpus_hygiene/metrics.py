@@ -123,6 +123,7 @@ def manifest_from_metrics(metrics: dict) -> dict:
         "created_at": metrics["created_at"],
         "code_version": metrics["code_version"],
         "policy_sha256": metrics["policy_sha256"],
+        "run_key": metrics.get("run_key"),  # corpus_hygiene.current: what these bytes were made from
         "dedup_config": metrics["dedup_config"],
         "counts": metrics["counts"],
         "libraries": metrics["libraries"],

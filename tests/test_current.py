@@ -1,0 +1,39 @@
+"""The unchanged re-run short-cut: the run key and when a published dataset counts as current."""
+
+import dataclasses
+
+from corpus_hygiene.current import current_version, hash_inputs, run_key
+from corpus_hygiene.dataset import publish
+from corpus_hygiene.ingest.discover import discover
+
+from .test_dataset import _tables
+
+
+def _key(folder, policy):
+    found = discover(folder, policy.max_file_bytes)
+    return run_key(found, hash_inputs(found), policy)
+
+
+def test_run_key_changes_with_any_byte_file_or_policy_and_nothing_else(tmp_path, policy):
+    (tmp_path / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
+    (tmp_path / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
+    key = _key(tmp_path, policy)
+    assert _key(tmp_path, policy) == key  # stable: no time, no absolute path, no order
+    (tmp_path / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one!\n", "utf-8")
+    changed = _key(tmp_path, policy)
+    assert changed != key
+    (tmp_path / "c.txt").write_text("", "utf-8")
+    assert _key(tmp_path, policy) not in {key, changed}
+    (tmp_path / "c.txt").unlink()
+    assert _key(tmp_path, policy) == changed
+    assert _key(tmp_path, dataclasses.replace(policy, sha256="0" * 64)) != changed
+
+
+def test_current_only_for_the_same_key_and_an_intact_dataset(tmp_path):
+    target = tmp_path / "clean"
+    assert current_version(target, "k1") is None  # nothing published yet
+    version = publish(target, "run-1", _tables(3), {"run_key": "k1"})
+    assert current_version(target, "k1") == version.name
+    assert current_version(target, "k2") is None
+    (version / "records.parquet").write_bytes(b"damaged")
+    assert current_version(target, "k1") is None  # a damaged dataset is rebuilt, not trusted
