@@ -66,3 +66,12 @@ def test_header_only_file_contributes_nothing_and_is_not_an_error(tmp_path, poli
     result = _process(tmp_path, b"ICLR 2026 Papers\n\n\n", policy)
     assert result.records == [] and result.rejected == []
     assert result.source.problem is None and result.source.n_paragraphs == 0
+
+
+def test_records_carry_the_signature_the_dedup_step_would_compute(tmp_path, policy):
+    from corpus_hygiene.dedup.near import signature_of
+
+    result = _process(tmp_path, f"ICLR 2026 Papers\n\n{ABSTRACT}\n".encode(), policy)
+    (rec,) = result.records
+    assert len(rec.signature) == 4 * policy.dedup_config().num_perm
+    assert rec.signature == signature_of(rec.text, policy.dedup_config())

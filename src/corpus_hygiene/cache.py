@@ -8,6 +8,7 @@ files deleted from the input leave nothing behind.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import gzip
 import hashlib
@@ -25,14 +26,20 @@ def cache_dir_for(dataset_dir: Path | str) -> Path:
 
 
 def _to_json(result: FileResult) -> dict:
-    return dataclasses.asdict(result)
+    data = dataclasses.asdict(result)
+    for rec in data["records"]:
+        rec["signature"] = base64.b64encode(rec["signature"]).decode("ascii")
+    return data
 
 
 def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
-    records = [Record(**{**r, "fixes": tuple(r["fixes"])}) for r in data["records"]]
+    records = [
+        Record(**{**r, "fixes": tuple(r["fixes"]), "signature": base64.b64decode(r["signature"])})
+        for r in data["records"]
+    ]
     return FileResult(
         source=SourceReport(**src), records=records, rejected=[Rejected(**r) for r in data["rejected"]]
     )

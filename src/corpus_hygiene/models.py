@@ -72,6 +72,7 @@ class Record:
     lang_confidence: float
     fixes: tuple[str, ...]
     dedup_key: str  # computed from the clean text; never stored as text
+    signature: bytes = b""  # MinHash of the LSH shingles (uint32 little-endian), when computed per file
 
     @property
     def ref(self) -> str:

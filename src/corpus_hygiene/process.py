@@ -14,7 +14,9 @@ from itertools import chain
 from corpus_hygiene.cache import FileCache
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
+from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.keys import dedup_key
+from corpus_hygiene.dedup.near import signature_of
 from corpus_hygiene.ingest import (
     BinaryContent,
     decode_bytes,
@@ -34,8 +36,14 @@ def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Re
     return Rejected(src.rel_path, para.line, reason.value, detail, para.text)
 
 
-def process_paragraph(src: SourceFile, header: Header, para: Paragraph) -> Record | Rejected:
-    """Clean one paragraph into a candidate record; the record checks of checks/ run later, on all."""
+def process_paragraph(
+    src: SourceFile, header: Header, para: Paragraph, dedup: DedupConfig | None = None
+) -> Record | Rejected:
+    """Clean one paragraph into a candidate record; the record checks of checks/ run later, on all.
+
+    With a dedup config, the record also carries its MinHash signature: computed here, in the
+    parallel per-file stage (and cached with the file), not in the global dedup step.
+    """
     # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
     # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
     lang = detect_language(para.text)
@@ -56,6 +64,7 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph) -> Recor
         lang_confidence=lang.confidence,
         fixes=cleaned.fixes,
         dedup_key=key,
+        signature=signature_of(cleaned.text, dedup) if dedup is not None else b"",
     )
 
 
@@ -81,9 +90,11 @@ def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None
     except OSError as exc:
         return _unreadable(src, exc)
     if cache is None:
-        return process_bytes(src, data)
+        return process_bytes(src, data, dedup=policy.dedup_config())
     sha256 = hashlib.sha256(data).hexdigest()
-    return _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256))
+    return _cached(
+        cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy.dedup_config())
+    )
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
@@ -115,12 +126,20 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
             for batch in iter(lambda: os.read(fd, BATCH_BYTES), b""):
                 digest.update(batch)
             sha256 = digest.hexdigest()
-            return _cached(cache, src, sha256, policy, lambda: process_stream(src, fd, size, sha256))
+            return _cached(
+                cache,
+                src,
+                sha256,
+                policy,
+                lambda: process_stream(src, fd, size, sha256, policy.dedup_config()),
+            )
     except OSError as exc:
         return _unreadable(src, exc)
 
 
-def process_stream(src: SourceFile, fd: int, size: int, sha256: str) -> FileResult:
+def process_stream(
+    src: SourceFile, fd: int, size: int, sha256: str, dedup: DedupConfig | None = None
+) -> FileResult:
     """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``)."""
     report = SourceReport(source_file=src.rel_path, size=size, sha256=sha256)
     result = FileResult(source=report)
@@ -129,7 +148,7 @@ def process_stream(src: SourceFile, fd: int, size: int, sha256: str) -> FileResu
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
     report.encoding, report.confidence = stream.encoding, stream.confidence
-    _process_lines(src, result, iter_lines(stream.chunks))
+    _process_lines(src, result, iter_lines(stream.chunks), dedup)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
     return result
 
@@ -140,7 +159,9 @@ def _refuse(result: FileResult, reason: Reason, detail: str) -> FileResult:
     return result
 
 
-def process_bytes(src: SourceFile, data: bytes, sha256: str | None = None) -> FileResult:
+def process_bytes(
+    src: SourceFile, data: bytes, sha256: str | None = None, dedup: DedupConfig | None = None
+) -> FileResult:
     """``sha256`` of ``data`` when the caller has it already (the cache key needs it first)."""
     report = SourceReport(
         source_file=src.rel_path, size=len(data), sha256=sha256 or hashlib.sha256(data).hexdigest()
@@ -157,10 +178,12 @@ def process_bytes(src: SourceFile, data: bytes, sha256: str | None = None) -> Fi
         decoded.confidence,
         decoded.repairs,
     )
-    return _process_lines(src, result, split_lines(decoded.text))
+    return _process_lines(src, result, split_lines(decoded.text), dedup)
 
 
-def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str]) -> FileResult:
+def _process_lines(
+    src: SourceFile, result: FileResult, lines: Iterable[str], dedup: DedupConfig | None = None
+) -> FileResult:
     """The header line, then one Record or Rejected per paragraph; lines may be a one-pass iterator."""
     report = result.source
 
@@ -190,6 +213,6 @@ def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str]) ->
     report.header = header
     for para in paragraphs_from(rest, first + 1):
         report.n_paragraphs += 1
-        out = process_paragraph(src, header, para)
+        out = process_paragraph(src, header, para, dedup)
         (result.records if isinstance(out, Record) else result.rejected).append(out)
     return result

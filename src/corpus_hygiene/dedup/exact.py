@@ -64,7 +64,8 @@ def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Re
         dups.extend(DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best)
     canon.sort(key=canonical_rank)
     merged_into: dict[int, tuple[int, float]] = {
-        m.index: (m.canonical, m.similarity) for m in find_near_duplicates([r.text for r in canon], config)
+        m.index: (m.canonical, m.similarity)
+        for m in find_near_duplicates([r.text for r in canon], config, [r.signature for r in canon])
     }
     kept: list[Record] = []
     for i, rec in enumerate(canon):

@@ -32,6 +32,7 @@ from corpus_hygiene.dedup.minhash import Signer
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_ALNUM = re.compile(r"[^\W_]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
 
 
@@ -97,13 +98,25 @@ def lsh_shingles(text: str, config: DedupConfig) -> frozenset[str]:
     return (found - common_words(config.lsh_skip_common)) or found
 
 
-def signature_matrix(texts: Sequence[str], config: DedupConfig) -> np.ndarray:
-    """The MinHash signatures of ``texts`` over their LSH shingles, one uint32 row per text."""
-    signer = Signer(config)
-    out = np.empty((len(texts), config.num_perm), dtype=np.uint32)
-    for i, text in enumerate(texts):
-        out[i] = signer.sign(lsh_shingles(text, config)).hashvalues
-    return out
+@lru_cache(maxsize=4)
+def _signer(config: DedupConfig) -> Signer:
+    return Signer(config)
+
+
+def signature_of(text: str, config: DedupConfig) -> bytes:
+    """The MinHash signature of one text's LSH shingles: num_perm uint32, little-endian."""
+    return _signer(config).sign(lsh_shingles(text, config)).hashvalues.astype("<u4").tobytes()
+
+
+def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()) -> np.ndarray:
+    """The signatures of ``texts``, one uint32 row per text; ``known[i]``, when it is a signature of
+    this config's size, is used as row i (signatures made per file), otherwise it is computed."""
+    size = 4 * config.num_perm
+    blobs = [
+        known[i] if i < len(known) and len(known[i]) == size else signature_of(text, config)
+        for i, text in enumerate(texts)
+    ]
+    return np.frombuffer(b"".join(blobs), dtype="<u4").reshape(len(texts), config.num_perm).astype(np.uint32)
 
 
 def _band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
@@ -116,7 +129,7 @@ def _band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
 
 def cjk_mask(texts: Sequence[str]) -> np.ndarray:
     """True for a text written mostly in Chinese/Japanese/Korean characters (over half its letters)."""
-    return np.array([2 * len(_CJK_CHAR.findall(t)) > sum(c.isalnum() for c in t) for t in texts], dtype=bool)
+    return np.array([2 * len(_CJK_CHAR.findall(t)) > len(_ALNUM.findall(t)) for t in texts], dtype=bool)
 
 
 def _estimate_filter(
@@ -169,16 +182,15 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray
 
 
 def find_near_duplicates(
-    texts: Sequence[str], config: DedupConfig, signatures: np.ndarray | None = None
+    texts: Sequence[str], config: DedupConfig, signatures: Sequence[bytes] = ()
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
-    ``signatures`` (from ``signature_matrix``) may be passed when they were computed elsewhere.
+    ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier.
     """
     n = len(texts)
-    if signatures is None:
-        signatures = signature_matrix(texts, config)
-    codes = candidate_pairs(signatures, config, cjk_mask(texts))
+    matrix = signature_matrix(texts, config, signatures)
+    codes = candidate_pairs(matrix, config, cjk_mask(texts))
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
