@@ -12,13 +12,15 @@ DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench bench-e2e lint clean help
+.PHONY: setup run test bench bench-e2e bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
 	@echo "make test   set up and run the test suite"
 	@echo "make bench  run the benchmarks (needs ../shared)"
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1   the real CLI end to end, with re-runs"
+	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k end to end on 1 and 2 workers"
+	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
 	@echo "make lint   ruff"
 
 .tools/bin/uv:
@@ -58,9 +60,27 @@ WORKERS ?= 1
 bench-e2e: setup
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS)
 
+# Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
+# end on one worker and on two (full run, unchanged re-run, 1% new files). About an hour on 2 cores.
+bench-large: setup
+	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
+	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
+
+# datatrove runs from a venv of its own (never in the product's): datatrove, spacy for its tokenizer.
+RECORDS ?= 100000
+DATATROVE_VENV := .venv-datatrove
+$(DATATROVE_VENV)/bin/python: setup
+	$(UV) venv -q --python $(PYTHON) $(DATATROVE_VENV)
+	VIRTUAL_ENV=$(DATATROVE_VENV) $(UV) pip install -q "datatrove[processing]==0.10.1" spacy==3.8.18 orjson==3.13.0
+
+bench-datatrove: $(DATATROVE_VENV)/bin/python
+	$(VENV)/bin/python -m benchmarks.bench_datatrove --records $(RECORDS)
+
 lint: setup
 	$(VENV)/bin/ruff check src flows checks tests benchmarks examples
 	$(VENV)/bin/ruff format --check src flows checks tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DATATROVE_VENV) .tools .pytest_cache .hypothesis

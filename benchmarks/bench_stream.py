@@ -67,6 +67,7 @@ def measure(mode: str, path: Path) -> dict:
         "seconds": round(secs, 1),
         "per_s": round(count / secs),
         "peak_rss_mb": peak_rss_mb(),
+        "rss_before_mb": base,
     }
 
 
