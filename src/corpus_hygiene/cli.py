@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from corpus_hygiene import __version__
@@ -26,15 +29,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
     flow = with_task_runner(hygiene_flow, workers=args.workers, address=args.dask_address)
-    state = flow(
-        input_dir=args.input_dir,
-        dataset_dir=args.dataset_dir,
-        reports_dir=args.reports_dir,
-        policy_path=args.policy,
-        max_file_mb=args.max_file_mb,
-        use_cache=not args.no_cache,
-        return_state=True,
-    )
+    with _one_api_server(args.workers > 1 and not args.dask_address):
+        state = flow(
+            input_dir=args.input_dir,
+            dataset_dir=args.dataset_dir,
+            reports_dir=args.reports_dir,
+            policy_path=args.policy,
+            max_file_mb=args.max_file_mb,
+            use_cache=not args.no_cache,
+            return_state=True,
+        )
     outcome = state.result(raise_on_failure=False)
     if state.is_completed() and getattr(outcome, "ok", False):
         print(f"run {outcome.run_id}: {outcome.message}")
@@ -47,6 +51,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 0
     print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
     return 1
+
+
+@contextmanager
+def _one_api_server(needed: bool) -> Iterator[None]:
+    """One temporary Prefect server for the flow and its local Dask workers.
+
+    Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API; the
+    Dask worker processes would each start their own (~10 s apiece, and their task runs would not be
+    in the flow's server). So start one here and hand its URL to this process (Prefect's settings
+    context is fixed at import, hence ``temporary_settings``) and, through the environment, to the
+    workers the cluster spawns.
+    """
+    if not needed or os.environ.get("PREFECT_API_URL"):
+        yield
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    server = SubprocessASGIServer()
+    server.start(timeout=180)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+            yield
+    finally:
+        # send what is queued for the server while it is up (else the log worker retries at exit)
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=10)
+        EventsWorker.drain_all(timeout=10)
+        os.environ.pop("PREFECT_API_URL", None)
+        server.stop()
 
 
 def _unchanged(args: argparse.Namespace) -> str | None:
