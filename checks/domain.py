@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pandas as pd
 import pandera.extensions as extensions
@@ -44,12 +45,19 @@ def _placeholder_key(text: str) -> str:
     return _NOT_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+@lru_cache(maxsize=8)
+def _longest(placeholders: frozenset[str]) -> int:
+    return max(map(len, placeholders), default=0)
+
+
 def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_chars: int) -> bool:
     """A placeholder phrase, or a short text that starts with one.
 
     >>> is_placeholder("Abstract to appear.", frozenset({"abstract to appear"}), 120)
     True
     """
+    if len(text) > max(placeholder_max_chars, 8 * _longest(placeholders)):
+        return False  # cleaned text (single spaces) this long cannot normalise down to a placeholder
     key = _placeholder_key(text)
     if key in placeholders:
         return True

@@ -19,6 +19,7 @@ class DuplicateOf:
     reason: str  # why the canonical copy was kept rather than this one
 
 
+CJK_LANGS = frozenset({"zh", "ja", "ko"})
 LENGTH_STEP = 1.02  # lengths are compared in 2% steps: a few edited characters are not "more complete"
 
 
@@ -65,7 +66,12 @@ def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Re
     canon.sort(key=canonical_rank)
     merged_into: dict[int, tuple[int, float]] = {
         m.index: (m.canonical, m.similarity)
-        for m in find_near_duplicates([r.text for r in canon], config, [r.signature for r in canon])
+        for m in find_near_duplicates(
+            [r.text for r in canon],
+            config,
+            [r.signature for r in canon],
+            [r.lang in CJK_LANGS for r in canon],
+        )
     }
     kept: list[Record] = []
     for i, rec in enumerate(canon):

@@ -182,15 +182,20 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray
 
 
 def find_near_duplicates(
-    texts: Sequence[str], config: DedupConfig, signatures: Sequence[bytes] = ()
+    texts: Sequence[str],
+    config: DedupConfig,
+    signatures: Sequence[bytes] = (),
+    cjk: Sequence[bool] | None = None,
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
-    ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier.
+    ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
+    ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``).
     """
     n = len(texts)
     matrix = signature_matrix(texts, config, signatures)
-    codes = candidate_pairs(matrix, config, cjk_mask(texts))
+    mask = cjk_mask(texts) if cjk is None else np.asarray(cjk, dtype=bool)
+    codes = candidate_pairs(matrix, config, mask)
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
