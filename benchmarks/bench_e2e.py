@@ -103,6 +103,13 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
+    peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    if proc.stdout.startswith("unchanged:"):  # the published dataset is current: nothing ran
+        return {
+            "wall_seconds": round(wall, 1),
+            "outcome": proc.stdout.splitlines()[0],
+            "peak_rss_mb_children": peak,
+        }
     run_id = proc.stdout.split()[1].rstrip(":")
     metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
     return {
@@ -110,7 +117,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         "counts": metrics["counts"],
         "stage_seconds": metrics["stage_seconds"],
         "files_from_cache": metrics["files_from_cache"],
-        "peak_rss_mb_children": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+        "peak_rss_mb_children": peak,
     }
 
 
@@ -125,6 +132,7 @@ def main() -> int:
         policy = DEFAULT_POLICY_PATH
         files = build(corpus, args.abstracts, 1, "f")
         full = run(corpus, out, args.workers, policy)
+        print(json.dumps({"full": full}), flush=True)  # kept even if a later run fails
         again = run(corpus, out, args.workers, policy)
         build(corpus, max(1, args.abstracts // 100), 2, "new")
         new = run(corpus, out, args.workers, policy)
