@@ -2,7 +2,10 @@
 discover → process each file (mapped) → assemble (checks, dedup) → gates → publish → report.
 
 Thin on purpose: every stage is a plain function in ``corpus_hygiene``; this module only wires them,
-times them, and turns expected failures into a Failed state with a one-line message.
+times them, and turns expected failures into a Failed state with a one-line message. Large values
+(the file results, the assembled tables, the metrics) go to tasks wrapped in ``quote``: Prefect
+otherwise walks every object inside a task's arguments looking for upstream futures, which took
+~30 s per task on 100k records.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from prefect.futures import as_completed
 from prefect.logging import get_run_logger
 from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
 from corpus_hygiene.assemble import AccountingError, Assembled, assemble
 from corpus_hygiene.cache import FileCache, cache_dir_for
@@ -183,7 +187,7 @@ def hygiene_flow(
     def failed(message: str, metrics: dict | None = None, asm: Assembled | None = None):
         if metrics is not None:
             metrics["outcome"] = message
-            write_report(reports_dir, metrics, asm)
+            write_report(reports_dir, quote(metrics), quote(asm))
         return Failed(message=message, data=RunOutcome(run_id, False, message))
 
     try:
@@ -199,11 +203,11 @@ def hygiene_flow(
                 return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
         futures = process_file_task.map(discovery.files, policy=policy, cache_dir=cache_dir)
         results = timed("process_files", gather_with_progress, futures, logger)
-        asm = timed("assemble", assemble_dataset, results, discovery, policy)
+        asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy)
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))
 
-    gates = timed("gates", check_gates, asm, policy)
+    gates = timed("gates", check_gates, quote(asm), policy)
     metrics = build_metrics(
         run_id=run_id,
         input_dir=input_dir,
@@ -221,14 +225,14 @@ def hygiene_flow(
         reasons = "; ".join(f"{g.name}: {g.detail}" for g in broken)
         return failed(f"gate failed, nothing published: {reasons}", metrics, asm)
     try:
-        version = timed("publish", publish_dataset, dataset_dir, run_id, asm, metrics)
+        version = timed("publish", publish_dataset, dataset_dir, run_id, quote(asm), quote(metrics))
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
     if cache_dir:  # entries of files that are gone (or changed) since would only pile up
         cache = FileCache(cache_dir)
         cache.prune(cache.keys_of(asm.sources, policy.sha256))
     metrics["stage_seconds"] = dict(timings)
-    page = write_report(reports_dir, metrics, asm)
+    page = write_report(reports_dir, quote(metrics), quote(asm))
     c = asm.counts
     message = (
         f"{c['ingested']} records from {c['files']} files: {c['kept']} kept, {c['duplicates']} duplicates, "
