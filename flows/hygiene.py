@@ -60,12 +60,6 @@ def process_file_task(source: SourceFile, policy: Policy, cache_dir: str | None)
     return process_file(source, policy, FileCache(cache_dir) if cache_dir else None)
 
 
-@task(name="unchanged_check", cache_policy=NO_CACHE)
-def unchanged_version(dataset_dir: str, discovery: Discovery, policy: Policy) -> str | None:
-    """The published version when it already is this run's output (corpus_hygiene.current)."""
-    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy))
-
-
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
 def assemble_dataset(results: list[FileResult], discovery: Discovery, policy: Policy) -> Assembled:
     return assemble(results, discovery.refused, discovery.skipped, policy)
@@ -195,14 +189,21 @@ def hygiene_flow(
         max_bytes = int(max_file_mb * 1024 * 1024) if max_file_mb else policy.max_file_bytes
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
         cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
+        cached: dict[str, FileResult] = {}
         if use_cache:
-            current = timed("unchanged_check", unchanged_version, dataset_dir, discovery, policy)
+            hashes = timed("hash_inputs", hash_inputs, discovery)
+            current = current_version(dataset_dir, run_key(discovery, hashes, policy))
             if current is not None:
                 message = f"unchanged: {dataset_dir} ({current}) already holds the output of these inputs"
                 logger.info("%s; nothing to do", message)
                 return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
-        futures = process_file_task.map(discovery.files, policy=policy, cache_dir=cache_dir)
-        results = timed("process_files", gather_with_progress, futures, logger)
+            # Cache hits are read here: a task run per unchanged file costs more than reading its entry.
+            cached = timed("cache_lookup", FileCache(cache_dir).hits, discovery.files, hashes, policy.sha256)
+        todo = [f for f in discovery.files if f.rel_path not in cached]
+        futures = process_file_task.map(todo, policy=policy, cache_dir=cache_dir)
+        fresh = timed("process_files", gather_with_progress, futures, logger)
+        done = {**cached, **{r.source.source_file: r for r in fresh}}
+        results = [done[f.rel_path] for f in discovery.files]
         asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy)
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))

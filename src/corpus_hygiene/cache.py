@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
+from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.runinfo import code_fingerprint
 
 
@@ -68,6 +68,18 @@ class FileCache:
             gzip.compress(json.dumps(_to_json(result), ensure_ascii=False).encode(), compresslevel=3)
         )
         os.replace(tmp, path)
+
+    def hits(self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str) -> dict:
+        """The cached results of the files whose content hash (``sha256_of``) has an entry, by path:
+        the flow looks these up itself and maps a task over the other files only."""
+        found = {}
+        for src in files:
+            sha = sha256_of.get(src.rel_path)
+            result = self.get(self.key(src.rel_path, sha, policy_sha256)) if sha else None
+            if result is not None:
+                result.source.cached = True
+                found[src.rel_path] = result
+        return found
 
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
         return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}
