@@ -219,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help="process every file again instead of reusing the results of unchanged files "
-        "(kept beside the dataset, keyed on file sha256, code version and policy hash)",
+        "(kept beside the dataset, keyed on file sha256, code version and policy hash), and run even "
+        "when the published dataset is already the output of these inputs",
     )
     run.set_defaults(func=_cmd_run)
 
