@@ -10,6 +10,7 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +184,9 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
 
     if address:
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
+    # distributed logs every scheduler/nanny step at INFO, and a race at cluster shutdown ("Batched Comm
+    # Closed", CommClosedError) with a traceback, after the flow has finished: noise for a CLI user.
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
     return flow_fn.with_options(task_runner=DaskTaskRunner(cluster_kwargs=cluster))
 
