@@ -32,7 +32,7 @@ from corpus_hygiene.checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import deduplicate
-from corpus_hygiene.dedup.keys import dedup_key
+from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.minhash import Signer
 from corpus_hygiene.dedup.shingles import shingles
 from corpus_hygiene.language import detect_language
@@ -167,7 +167,20 @@ def to_records(docs) -> list[Record]:
     for doc_id, lang, _, _, text in docs:
         c = clean_text(text, lang)
         records.append(
-            Record(doc_id, 1, None, None, "", lang, c.text, text, lang, 1.0, c.fixes, dedup_key(c.text))
+            Record(
+                doc_id,
+                1,
+                None,
+                None,
+                "",
+                lang,
+                c.text,
+                text,
+                lang,
+                1.0,
+                c.fixes,
+                record_id(dedup_key(c.text)),
+            )
         )
     return records
 

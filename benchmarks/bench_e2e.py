@@ -6,15 +6,22 @@ with planted defects:
 5% exact copies (case/whitespace changed), 5% near copies (a few words changed), 3% mojibake, 5% LaTeX
 markup, 2% junk records. Reports wall time, abstracts/s, per-stage seconds and peak RSS of each run.
 
-    .venv/bin/python -m benchmarks.bench_e2e [--abstracts 100000] [--workers 1]
+    .venv/bin/python -m benchmarks.bench_e2e [--abstracts 100000] [--workers 1] [--server]
+
+``--server`` runs all three against one long-lived Prefect server (``prefect server start``, its own
+PREFECT_HOME in the temporary folder), as runs scheduled by ``hygiene serve`` or a deployment do;
+without it each run starts Prefect's temporary server (~7-10 s), as a bare ``hygiene run`` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
 import resource
+import socket
 import subprocess
 import sys
 import tempfile
@@ -81,6 +88,39 @@ def build(folder: Path, n: int, seed: int, prefix: str) -> int:
     return f
 
 
+@contextlib.contextmanager
+def prefect_server(home: Path):
+    """A long-lived Prefect server on loopback for the runs (PREFECT_API_URL in this environment)."""
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    log = (home.parent / "server.log").open("wb")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
+         "--port", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        for _ in range(240):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.5)
+        else:
+            raise SystemExit("the Prefect server did not start in 120 s")
+        os.environ["PREFECT_API_URL"] = url
+        yield url
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        proc.terminate()
+        proc.wait(30)
+        log.close()
+
+
 def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(
@@ -125,10 +165,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--abstracts", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--server", action="store_true", help="one long-lived Prefect server for the runs")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         corpus, out = Path(tmp) / "corpus", Path(tmp) / "out"
         corpus.mkdir()
+        if args.server:
+            (Path(tmp) / "prefect").mkdir()
+            stack.enter_context(prefect_server(Path(tmp) / "prefect"))
         policy = DEFAULT_POLICY_PATH
         files = build(corpus, args.abstracts, 1, "f")
         full = run(corpus, out, args.workers, policy)
@@ -138,11 +182,12 @@ def main() -> int:
         new = run(corpus, out, args.workers, policy)
     n = args.abstracts
     save(
-        f"e2e_{n}_w{args.workers}",
+        f"e2e_{n}_w{args.workers}" + ("_server" if args.server else ""),
         {
             "abstracts": n,
             "files": files,
             "workers": args.workers,
+            "prefect": "long-lived server" if args.server else "temporary server per run",
             "full": {**full, "abstracts_per_s": round(n / full["wall_seconds"])},
             "unchanged_rerun": {
                 **again,

@@ -35,7 +35,7 @@ from corpus_hygiene.dataset import PublishError, publish, rows_to_frame
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.models import FileResult, SourceFile
-from corpus_hygiene.process import process_file
+from corpus_hygiene.process import process_files
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 
@@ -83,8 +83,7 @@ def batches(files: list[SourceFile], max_bytes: int = BATCH_BYTES, max_files: in
 
 @task(name="process_files", cache_policy=NO_CACHE, task_run_name="process {label}")
 def process_files_task(sources: list[SourceFile], policy: Policy, cache_dir: str | None, label: str) -> list:
-    cache = FileCache(cache_dir) if cache_dir else None
-    return [process_file(src, policy, cache) for src in sources]
+    return process_files(sources, policy, FileCache(cache_dir) if cache_dir else None)
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
@@ -174,8 +173,8 @@ def gather_with_progress(
 
 
 def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
-    """The flow with its per-file tasks on Dask: a LocalCluster of ``workers`` processes (one thread
-    each: the work is pure Python), or the scheduler at ``address``; one worker: in this process."""
+    """The flow with its per-file tasks on Dask: the scheduler at ``address`` (see ``local_cluster``),
+    or a LocalCluster of ``workers`` processes made by prefect-dask; one worker: in this process."""
     if address is None and workers <= 1:
         # One worker: tasks one after another. The work is pure Python under one GIL; Prefect's default
         # pool of threads only made the files fight over it (5k abstracts: 38 s threaded).
@@ -184,11 +183,42 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
 
     if address:
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
+    _quiet_distributed()
+    return flow_fn.with_options(
+        task_runner=DaskTaskRunner(cluster_kwargs=CLUSTER_KWARGS | {"n_workers": workers})
+    )
+
+
+# Processes with one thread each: the per-file work is pure Python.
+CLUSTER_KWARGS = {"threads_per_worker": 1, "processes": True, "dashboard_address": None}
+
+
+def _quiet_distributed() -> None:
     # distributed logs every scheduler/nanny step at INFO, and a race at cluster shutdown ("Batched Comm
     # Closed", CommClosedError) with a traceback, after the flow has finished: noise for a CLI user.
     logging.getLogger("distributed").setLevel(logging.WARNING)
-    cluster = {"n_workers": workers, "threads_per_worker": 1, "processes": True, "dashboard_address": None}
-    return flow_fn.with_options(task_runner=DaskTaskRunner(cluster_kwargs=cluster))
+
+
+def local_cluster(workers: int):
+    """A local Dask cluster of ``workers`` processes, warmed up: each has imported the per-file stage,
+    loaded the language profiles and made the MinHash permutations (~5 s a process), so that this
+    happens while Prefect starts, not on the first batch of files."""
+    from distributed import Client, LocalCluster
+
+    _quiet_distributed()
+    cluster = LocalCluster(n_workers=workers, **CLUSTER_KWARGS)
+    with Client(cluster) as client:
+        client.run(warm_up)
+    return cluster
+
+
+def warm_up() -> None:
+    from corpus_hygiene.checks import load_policy
+    from corpus_hygiene.dedup.near import signature_of
+    from corpus_hygiene.language import detect_language
+
+    detect_language("a short text to load the language profiles")
+    signature_of("a short text to make the permutations", load_policy().dedup_config())
 
 
 @flow(name="corpus-hygiene", log_prints=True)

@@ -24,7 +24,18 @@ BASE = (
 
 def rec(text, file="a.txt", line=3, fixes=()):
     return Record(
-        file, line, "ICLR", 2026, "Papers", "en", text, text, "en", 1.0, tuple(fixes), dedup_key(text)
+        file,
+        line,
+        "ICLR",
+        2026,
+        "Papers",
+        "en",
+        text,
+        text,
+        "en",
+        1.0,
+        tuple(fixes),
+        record_id(dedup_key(text)),
     )
 
 

@@ -40,13 +40,36 @@ def test_file_without_header_keeps_every_paragraph_in_quarantine(tmp_path, polic
     assert result.source.problem == "no_header"
 
 
-def test_text_with_nothing_left_is_rejected_here_and_the_rest_left_to_the_checks(tmp_path, policy):
+def test_text_with_nothing_left_is_rejected_and_the_record_checks_run_per_file(tmp_path, policy):
     data = f"ICLR 2026 Papers\n\nTBA\n\n* * *\n\n{ABSTRACT}\n".encode()
     result = _process(tmp_path, data, policy)
-    assert [r.source_line for r in result.records] == [3, 7]  # "TBA" is for checks/ to reject
-    assert [(r.source_line, r.reason, r.detail) for r in result.rejected] == [
-        (5, "empty_text", "no letters or digits left after cleaning")
+    assert result.checked
+    assert [r.source_line for r in result.records] == [7]
+    assert [(r.source_line, r.reason, r.text_raw) for r in result.rejected] == [
+        (5, "empty_text", "* * *"),  # nothing left after cleaning: rejected while processing
+        (3, "not_placeholder", "TBA"),  # by the record checks of checks/, run on the file's records
     ]
+    assert result.rejected[0].detail == "no letters or digits left after cleaning"
+
+
+def test_a_batch_of_files_is_checked_together_and_cached_checked(tmp_path, policy):
+    from corpus_hygiene.cache import FileCache
+    from corpus_hygiene.process import process_files
+
+    (tmp_path / "in").mkdir()
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / "in" / name).write_text(f"ICLR 2026 Papers\n\nTBA\n\n{name} {ABSTRACT}\n", "utf-8")
+    files = discover(tmp_path / "in", policy.max_file_bytes).files
+    cache = FileCache(tmp_path / "cache")
+    first = process_files(files, policy, cache)
+    again = process_files(files, policy, cache)
+    for results in (first, again):
+        assert [[(r.source_line, r.reason) for r in f.rejected] for f in results] == [
+            [(3, "not_placeholder")],
+            [(3, "not_placeholder")],
+        ]
+        assert [[r.source_line for r in f.records] for f in results] == [[5], [5]]
+    assert [f.source.cached for f in again] == [True, True]
 
 
 def test_empty_blank_and_binary_files_are_file_level_rows(tmp_path, policy):

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
-from corpus_hygiene.checks.routing import candidate_frame, route
 from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
-from corpus_hygiene.dedup.keys import record_id
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
+from corpus_hygiene.record_checks import check_results
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+")
@@ -59,7 +58,7 @@ def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
         (d.record.ref for d in dups), key=lambda r: (r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1]))
     )
     return {
-        "record_id": record_id(rec.dedup_key),
+        "record_id": rec.record_id,
         "source_file": rec.source_file,
         "source_line": rec.source_line,
         "venue": rec.venue,
@@ -88,33 +87,6 @@ def _quarantine_row(rej: Rejected) -> dict:
     }
 
 
-def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Record], list[Rejected]]:
-    """Run the named checks of checks/ over every candidate; failures become quarantine rows.
-
-    Before dedup, so that junk never becomes the canonical copy that others point to.
-    """
-    frame = candidate_frame(
-        [
-            {
-                "text": r.text,
-                "lang": r.lang,
-                "year": r.year,
-                "venue": r.venue,
-                "header_label": r.header_label,
-                "n_chars": len(r.text),
-            }
-            for r in records
-        ]
-    )
-    failures = {f.index: f for f in route(frame, policy)}
-    passed = [r for i, r in enumerate(records) if i not in failures]
-    rejected = [
-        Rejected(records[i].source_file, records[i].source_line, f.reason, f.detail, records[i].text_raw)
-        for i, f in failures.items()
-    ]
-    return passed, rejected
-
-
 def assemble(
     results: list[FileResult],
     refused: list[Rejected],
@@ -124,13 +96,14 @@ def assemble(
     """Check, deduplicate across files and lay out the output tables, sorted by provenance."""
     policy = policy or load_policy()
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
-    candidates = [rec for r in results for rec in r.records]
+    check_results(results, policy)  # the per-file stage ran them already; here only for other callers
+    records = [rec for r in results for rec in r.records]
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
-    records, failed = apply_record_checks(candidates, policy)
-    rejected += failed
-    failed_by = Counter(r.reason for r in failed)
+    names = {c.name for c in RECORD_CHECKS}
+    failed_by = Counter(rej.reason for rej in rejected if rej.reason in names)
+    checked = len(records) + sum(failed_by.values())
     out.check_counts = {
-        c.name: {"checked": len(candidates), "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
+        c.name: {"checked": checked, "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
     kept, dups = deduplicate(records, policy.dedup_config())
@@ -144,7 +117,7 @@ def assemble(
             {
                 "source_file": d.record.source_file,
                 "source_line": d.record.source_line,
-                "canonical_id": record_id(d.canonical.dedup_key),
+                "canonical_id": d.canonical.record_id,
                 "canonical_ref": d.canonical.ref,
                 "kind": d.kind,
                 "similarity": d.similarity,

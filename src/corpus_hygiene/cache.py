@@ -41,7 +41,10 @@ def _from_json(data: dict) -> FileResult:
         for r in data["records"]
     ]
     return FileResult(
-        source=SourceReport(**src), records=records, rejected=[Rejected(**r) for r in data["rejected"]]
+        source=SourceReport(**src),
+        records=records,
+        rejected=[Rejected(**r) for r in data["rejected"]],
+        checked=data["checked"],
     )
 
 

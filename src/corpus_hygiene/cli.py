@@ -28,8 +28,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 0
     from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
-    flow = with_task_runner(hygiene_flow, workers=args.workers, address=args.dask_address)
-    with _one_api_server(args.workers > 1 and not args.dask_address):
+    with _local_runtime(args.workers, args.dask_address) as address:
+        flow = with_task_runner(hygiene_flow, workers=args.workers, address=address)
         state = flow(
             input_dir=args.input_dir,
             dataset_dir=args.dataset_dir,
@@ -54,26 +54,60 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _one_api_server(needed: bool) -> Iterator[None]:
-    """One temporary Prefect server for the flow and its local Dask workers.
+def _local_runtime(workers: int, address: str | None) -> Iterator[str | None]:
+    """What a ``--workers N`` run needs besides the flow: one Prefect API for the flow and its Dask
+    workers, and the local Dask cluster, both started at once (each takes 5-10 s). Yields the cluster's
+    address (``address`` itself when given, ``None`` for one worker).
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API; the
     Dask worker processes would each start their own (~10 s apiece, and their task runs would not be
-    in the flow's server). So start one here and hand its URL to this process (Prefect's settings
+    in the flow's server). So one is started here, and its URL handed to this process (Prefect's settings
     context is fixed at import, hence ``temporary_settings``) and, through the environment, to the
     workers the cluster spawns.
     """
-    if not needed or os.environ.get("PREFECT_API_URL"):
+    if address or workers <= 1:
+        yield address
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from corpus_hygiene.flows.hygiene import local_cluster
+
+    server = None
+    if not os.environ.get("PREFECT_API_URL"):
+        from prefect.server.api.server import SubprocessASGIServer
+
+        server = SubprocessASGIServer()
+        server.port = server.find_available_port()
+        os.environ["PREFECT_API_URL"] = server.api_url  # before the workers are spawned
+    with ThreadPoolExecutor(1) as pool:
+        starting = pool.submit(local_cluster, workers)
+        if server is not None:
+            server.start(timeout=180)
+        cluster = starting.result()
+    try:
+        if server is not None and os.environ["PREFECT_API_URL"] != server.api_url:
+            # the port was taken meanwhile and the server moved: the workers must learn the new URL
+            cluster.close()
+            os.environ["PREFECT_API_URL"] = server.api_url
+            cluster = local_cluster(workers)
+        with _api_url(server.api_url if server is not None else None):
+            yield cluster.scheduler_address
+    finally:
+        cluster.close()
+        if server is not None:
+            os.environ.pop("PREFECT_API_URL", None)
+            server.stop()
+
+
+@contextmanager
+def _api_url(url: str | None) -> Iterator[None]:
+    if url is None:
         yield
         return
-    from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    server = SubprocessASGIServer()
-    server.start(timeout=180)
-    os.environ["PREFECT_API_URL"] = server.api_url
     try:
-        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+        with temporary_settings(updates={PREFECT_API_URL: url}):
             yield
     finally:
         # send what is queued for the server while it is up (else the log worker retries at exit)
@@ -82,8 +116,6 @@ def _one_api_server(needed: bool) -> Iterator[None]:
 
         APILogWorker.drain_all(timeout=10)
         EventsWorker.drain_all(timeout=10)
-        os.environ.pop("PREFECT_API_URL", None)
-        server.stop()
 
 
 def _unchanged(args: argparse.Namespace) -> str | None:

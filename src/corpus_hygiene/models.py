@@ -71,7 +71,7 @@ class Record:
     lang: str
     lang_confidence: float
     fixes: tuple[str, ...]
-    dedup_key: str  # computed from the clean text; never stored as text
+    record_id: str  # dedup.keys.record_id of the exact-duplicate key (the key itself is not kept)
     signature: bytes = b""  # MinHash of the LSH shingles (uint32 little-endian), when computed per file
 
     @property
@@ -102,3 +102,4 @@ class FileResult:
     source: SourceReport
     records: list[Record] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    checked: bool = False  # the record checks of checks/ have run: failures are in ``rejected``

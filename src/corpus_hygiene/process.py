@@ -15,7 +15,7 @@ from corpus_hygiene.cache import FileCache
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.keys import dedup_key
+from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.near import signature_of
 from corpus_hygiene.ingest import (
     BinaryContent,
@@ -30,6 +30,7 @@ from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.reasons import Reason
+from corpus_hygiene.record_checks import check_results
 
 
 def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Rejected:
@@ -39,7 +40,8 @@ def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Re
 def process_paragraph(
     src: SourceFile, header: Header, para: Paragraph, dedup: DedupConfig | None = None
 ) -> Record | Rejected:
-    """Clean one paragraph into a candidate record; the record checks of checks/ run later, on all.
+    """Clean one paragraph into a candidate record; the record checks of checks/ run on the file's
+    records together (``check_results``).
 
     With a dedup config, the record also carries its MinHash signature: computed here, in the
     parallel per-file stage (and cached with the file), not in the global dedup step.
@@ -63,7 +65,7 @@ def process_paragraph(
         lang=lang.code,
         lang_confidence=lang.confidence,
         fixes=cleaned.fixes,
-        dedup_key=key,
+        record_id=record_id(key),
         signature=signature_of(cleaned.text, dedup) if dedup is not None else b"",
     )
 
@@ -77,20 +79,38 @@ def _refused(
     return FileResult(source=report, rejected=[Rejected(src.rel_path, None, reason.value, detail)])
 
 
-def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None) -> FileResult:
-    """Read one file and turn it into records; with a cache, an unchanged file is not processed again.
+def process_files(
+    sources: list[SourceFile], policy: Policy, cache: FileCache | None = None
+) -> list[FileResult]:
+    """Several files, in order: each taken from the cache or read and processed, then the record checks
+    of checks/ run once over the records of all the files that were processed (pandera's fixed cost,
+    ~18 ms a validation, is paid per call, not per file), and those results are cached, checked.
+    """
+    done = [_read(src, policy, cache) for src in sources]
+    check_results([result for result, _ in done], policy)  # cache hits were checked when stored
+    for result, key in done:
+        if key and cache is not None:
+            cache.put(key, result)
+    return [result for result, _ in done]
 
-    A file above ``policy.stream_above_bytes`` is streamed in batches (``ingest/stream.py``) and
+
+def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None) -> FileResult:
+    """Read one file and turn it into checked records; with a cache, an unchanged file is not processed
+    again. A file above ``policy.stream_above_bytes`` is streamed in batches (``ingest/stream.py``) and
     never held whole; the result is the same as a whole read (tested).
     """
+    return process_files([src], policy, cache)[0]
+
+
+def _read(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[FileResult, str | None]:
+    """The file's result and the cache key to store it under: ``None`` when it came from the cache or
+    must not be cached, ``""`` when there is no cache."""
     if src.size > policy.stream_above_bytes:
         return _process_large(src, policy, cache)
     try:
         data = read_bytes(src, policy.max_file_bytes)
     except OSError as exc:
-        return _unreadable(src, exc)
-    if cache is None:
-        return process_bytes(src, data, dedup=policy.dedup_config())
+        return _unreadable(src, exc), None
     sha256 = hashlib.sha256(data).hexdigest()
     return _cached(
         cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy.dedup_config())
@@ -103,20 +123,18 @@ def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
 
 def _cached(
     cache: FileCache | None, src: SourceFile, sha256: str, policy: Policy, compute: Callable[[], FileResult]
-) -> FileResult:
+) -> tuple[FileResult, str | None]:
     if cache is None:
-        return compute()
+        return compute(), ""
     key = cache.key(src.rel_path, sha256, policy.sha256)
     result = cache.get(key)
-    if result is not None:
+    if result is not None and result.checked:
         result.source.cached = True
-        return result
-    result = compute()
-    cache.put(key, result)
-    return result
+        return result, None
+    return compute(), key
 
 
-def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> FileResult:
+def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[FileResult, str | None]:
     try:
         with open_source(src) as fd:
             size = os.fstat(fd).st_size
@@ -134,7 +152,7 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
                 lambda: process_stream(src, fd, size, sha256, policy.dedup_config()),
             )
     except OSError as exc:
-        return _unreadable(src, exc)
+        return _unreadable(src, exc), None
 
 
 def process_stream(

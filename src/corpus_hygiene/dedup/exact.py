@@ -56,7 +56,7 @@ def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Re
 
     groups: dict[str, list[Record]] = {}
     for rec in records:
-        groups.setdefault(rec.dedup_key, []).append(rec)
+        groups.setdefault(rec.record_id, []).append(rec)
     dups: list[DuplicateOf] = []
     canon: list[Record] = []
     for members in groups.values():

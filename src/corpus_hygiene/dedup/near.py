@@ -28,7 +28,6 @@ import numpy as np
 from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.minhash import Signer
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -99,7 +98,11 @@ def lsh_shingles(text: str, config: DedupConfig) -> frozenset[str]:
 
 
 @lru_cache(maxsize=4)
-def _signer(config: DedupConfig) -> Signer:
+def _signer(config: DedupConfig):
+    # Imported on first use: datasketch takes ~1.1 s to import (its async LSH), and a run whose records
+    # all carry their signatures (made per file, or cached) never signs anything here.
+    from corpus_hygiene.dedup.minhash import Signer
+
     return Signer(config)
 
 

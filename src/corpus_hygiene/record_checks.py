@@ -1,0 +1,53 @@
+"""The record checks of checks/ over candidate records: failures become quarantine rows.
+
+They run before dedup, so that junk never becomes the canonical copy that others point to, and in the
+per-file stage (``process.process_files``), so that they run in parallel and are cached with the file.
+"""
+
+from __future__ import annotations
+
+from corpus_hygiene.checks import Policy
+from corpus_hygiene.checks.routing import candidate_frame, route
+from corpus_hygiene.models import FileResult, Record, Rejected
+
+
+def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Record], list[Rejected]]:
+    """Run the named checks of checks/ over every candidate; failures become quarantine rows.
+
+    Before dedup, so that junk never becomes the canonical copy that others point to.
+    """
+    frame = candidate_frame(
+        [
+            {
+                "text": r.text,
+                "lang": r.lang,
+                "year": r.year,
+                "venue": r.venue,
+                "header_label": r.header_label,
+                "n_chars": len(r.text),
+            }
+            for r in records
+        ]
+    )
+    failures = {f.index: f for f in route(frame, policy)}
+    passed = [r for i, r in enumerate(records) if i not in failures]
+    rejected = [
+        Rejected(records[i].source_file, records[i].source_line, f.reason, f.detail, records[i].text_raw)
+        for i, f in failures.items()
+    ]
+    return passed, rejected
+
+
+def check_results(results: list[FileResult], policy: Policy) -> None:
+    """Run the record checks over the records of ``results`` not checked yet, all in one frame; each
+    failure leaves its file's records for its rejections (a quarantine row named after the check)."""
+    todo = [r for r in results if not r.checked]
+    candidates = [rec for r in todo for rec in r.records]
+    _, failed = apply_record_checks(candidates, policy)
+    failed_refs = {(f.source_file, f.source_line): f for f in failed}
+    for result in todo:
+        kept = []
+        for rec in result.records:
+            failure = failed_refs.get((rec.source_file, rec.source_line))
+            (result.rejected if failure else kept).append(failure or rec)
+        result.records, result.checked = kept, True
