@@ -31,7 +31,8 @@ from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
 from corpus_hygiene.current import current_version, hash_inputs, run_key
-from corpus_hygiene.dataset import PublishError, publish, rows_to_frame
+from corpus_hygiene.dataset import PublishError, frame_slices, publish
+from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.models import FileResult, SourceFile
@@ -87,13 +88,16 @@ def process_files_task(sources: list[SourceFile], policy: Policy, cache_dir: str
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
-def assemble_dataset(results: list[FileResult], discovery: Discovery, policy: Policy) -> Assembled:
-    return assemble(results, discovery.refused, discovery.skipped, policy)
+def assemble_dataset(
+    results: list[FileResult], discovery: Discovery, policy: Policy, memo: PairMemo | None
+) -> Assembled:
+    return assemble(results, discovery.refused, discovery.skipped, policy, memo)
 
 
 @task(name="check_gates", cache_policy=NO_CACHE)
 def check_gates(asm: Assembled, policy: Policy) -> list[GateResult]:
-    frames = {name: rows_to_frame(rows, name) for name, rows in asm.tables().items()}
+    # a slice at a time: pandas copies of every text of a 1M-record table would be ~2 GB more
+    frames = {name: frame_slices(rows, name) for name, rows in asm.tables().items()}
     return evaluate_gates(asm.counts, frames, policy)
 
 
@@ -156,6 +160,7 @@ def gather_with_progress(
     for future in as_completed(futures):
         batch = future.result()
         results[index[id(future)]] = batch
+        _release(future)
         done += 1
         files += len(batch)
         records += sum(r.source.n_paragraphs for r in batch)
@@ -170,6 +175,14 @@ def gather_with_progress(
                 records / max(now - start, 1e-9),
             )
     return [r for batch in results for r in batch]
+
+
+def _release(future) -> None:
+    """A Dask worker keeps a task's result in its memory while a future refers to it; once gathered
+    here, the workers' copies are not needed (at 1M records they would double the memory of the run)."""
+    wrapped = getattr(future, "wrapped_future", None)
+    if hasattr(wrapped, "release"):
+        wrapped.release()
 
 
 def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
@@ -253,6 +266,7 @@ def hygiene_flow(
         discovery = timed("discover", discover_sources, input_dir, max_bytes)
         cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
         cached: dict[str, FileResult] = {}
+        memo = memo_file = None
         if use_cache:
             hashes = timed("hash_inputs", hash_inputs, discovery)
             current = current_version(dataset_dir, run_key(discovery, hashes, policy))
@@ -262,6 +276,8 @@ def hygiene_flow(
                 return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
             # Cache hits are read here: a task run per unchanged file costs more than reading its entry.
             cached = timed("cache_lookup", FileCache(cache_dir).hits, discovery.files, hashes, policy.sha256)
+            memo_file = memo_path(cache_dir, policy.dedup_config())
+            memo = timed("cache_lookup", load_memo, memo_file)
         todo = [f for f in discovery.files if f.rel_path not in cached]
         groups = batches(todo)
         labels = [f"{g[0].rel_path}" + (f" and {len(g) - 1} more" if len(g) > 1 else "") for g in groups]
@@ -271,7 +287,14 @@ def hygiene_flow(
         fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
         done = {**cached, **{r.source.source_file: r for r in fresh}}
         results = [done[f.rel_path] for f in discovery.files]
-        asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy)
+        asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy, quote(memo))
+        del futures, fresh, done, results, cached  # the records (texts, signatures) now live in asm's rows
+        if memo is not None:
+            logger.info(
+                "near duplicates: %d pairs verified, of which %d by an earlier run",
+                len(memo.used),
+                memo.hits,
+            )
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))
 
@@ -299,6 +322,7 @@ def hygiene_flow(
     if cache_dir:  # entries of files that are gone (or changed) since would only pile up
         cache = FileCache(cache_dir)
         cache.prune(cache.keys_of(asm.sources, policy.sha256))
+        save_memo(memo_file, memo)
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))
     c = asm.counts

@@ -149,6 +149,35 @@ def test_schema_gate_catches_a_contract_violation(policy):
     assert not gates["schema"].passed and not gates["record_ids_unique"].passed
 
 
+def test_gates_over_slices_see_repeats_across_slices_with_whole_table_row_numbers(policy):
+    from corpus_hygiene.dataset import frame_slices
+
+    whole = _frames(5)["records"]
+    rows = whole.astype(object).where(whole.notna(), None).to_dict("records")
+    assert all(g.passed for g in evaluate_gates(_counts(5, 0, 0), _sliced(rows, 2), policy))
+    rows[3] = {**rows[3], "record_id": rows[0]["record_id"]}  # in the second slice, repeats the first
+    rows[4] = {**rows[4], "source_line": rows[1]["source_line"], "lang": "english"}  # third slice
+    gates = {g.name: g for g in evaluate_gates(_counts(5, 0, 0), _sliced(rows, 2), policy)}
+    assert not gates["record_ids_unique"].passed and gates["record_ids_unique"].detail.startswith("1 ")
+    failures = schema_failures(_sliced(rows, 2))
+    assert "records.*: record_id unique failed at row 3 (repeats an earlier slice)" in failures
+    assert "records.*: provenance_unique failed at row 4 (repeats an earlier slice)" in failures
+    assert any(f.startswith("records.lang: isin") and "at row 4" in f for f in failures), failures
+    # whole, the same table gives the same verdicts
+    whole_failures = schema_failures({**_sliced([], 2), "records": next(frame_slices(rows, "records"))})
+    assert any("field_uniqueness" in f for f in whole_failures), whole_failures
+
+
+def _sliced(records: list[dict], size: int) -> dict:
+    from corpus_hygiene.dataset import frame_slices
+
+    return {
+        "records": frame_slices(records, "records", size),
+        "duplicates": frame_slices([], "duplicates", size),
+        "quarantine": frame_slices([], "quarantine", size),
+    }
+
+
 def test_policy_errors_name_the_file_and_the_problem(tmp_path):
     bad = tmp_path / "policy.toml"
     bad.write_text("[record]\nmin_chars = 10\n")

@@ -162,3 +162,64 @@ def test_candidate_pairs_keep_only_pairs_whose_estimate_reaches_the_floor():
     )
     # rows 0 and 1 agree on 4 of 8 values (estimate 0.5), rows 0/2 and 1/2 on 2 of 8 (0.25)
     assert candidate_pairs(sig, cfg).tolist() == [1 * 3 + 0]
+
+
+def _corpus_with_near_copies():
+    words = BASE.split()
+    texts = [BASE]
+    for i in range(1, 6):  # a few words changed each: near copies of BASE (and of each other)
+        texts.append(" ".join(w if k % 7 != i else f"w{i}{k}" for k, w in enumerate(words)))
+    texts.append(" ".join(words[:-7] + [f"x{i}" for i in range(7)]))
+    texts.append(" ".join([f"y{i}" for i in range(7)] + texts[-1].split()[7:]))
+    texts.append(
+        "and then we measured the energy use of forty data centres across three continents over a year"
+    )
+    return [rec(t, f"f{i % 3}.txt", 3 + 2 * i) for i, t in enumerate(texts)]
+
+
+def _outcome(kept, dups):
+    return [r.ref for r in kept], sorted((d.record.ref, d.canonical.ref, d.similarity) for d in dups)
+
+
+def test_memo_from_an_earlier_run_gives_the_same_result_without_verifying_again(tmp_path, monkeypatch):
+    from corpus_hygiene.dedup import near
+    from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo, text_key
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    records = _corpus_with_near_copies()
+    plain = _outcome(*deduplicate(records, cfg))
+    assert len(plain[1]) >= 3  # the corpus does have near duplicates to find
+
+    first = PairMemo()
+    assert _outcome(*deduplicate(records, cfg, first)) == plain
+    assert first.hits == 0 and len(first.used) >= 3
+    path = memo_path(tmp_path, cfg)
+    save_memo(path, first)
+
+    calls = []
+    real = near.verified_similarity
+    monkeypatch.setattr(near, "verified_similarity", lambda a, b, c: calls.append(1) or real(a, b, c))
+    again = load_memo(path)
+    assert again.known == first.used
+    assert _outcome(*deduplicate(records, cfg, again)) == plain
+    assert calls == [] and again.hits == len(first.used)
+
+    # one new record: only its own pairs are verified, and the result is that of a run without memo
+    grown = records + [rec(BASE.replace("audit", "review"), "g.txt", 3)]
+    memo = load_memo(path)
+    with_memo = _outcome(*deduplicate(grown, cfg, memo))
+    new_pairs = {k for k in memo.used if k not in memo.known}
+    assert len(calls) == len(new_pairs) > 0  # verified: the new record's pairs, nothing else
+    assert all(text_key(grown[-1].text) in pair for pair in new_pairs)
+    assert with_memo == _outcome(*deduplicate(grown, cfg))
+
+
+def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):
+    from corpus_hygiene.dedup.memo import load_memo, memo_path
+
+    cfg = DedupConfig()
+    path = memo_path(tmp_path, cfg)
+    assert load_memo(path).known == {}
+    path.write_bytes(b"not a zip file")
+    assert load_memo(path).known == {}
+    assert memo_path(tmp_path, DedupConfig(threshold=0.8)) != path

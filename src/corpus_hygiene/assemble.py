@@ -5,28 +5,15 @@ This is the only global step: exact duplicates are collapsed across all files he
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
 from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
+from corpus_hygiene.dedup.memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.record_checks import check_results
-
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile(r"[^\W_]+")
-
-
-def count_words(text: str) -> int:
-    """Words in space-delimited scripts; each CJK character counts as one word.
-
-    >>> count_words("We use BERT-base 模型训练")
-    8
-    """
-    cjk = len(_CJK_CHAR.findall(text))
-    return cjk + len(_WORD.findall(_CJK_CHAR.sub(" ", text)))
 
 
 class AccountingError(Exception):
@@ -70,7 +57,7 @@ def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
         "lang": rec.lang,
         "lang_confidence": rec.lang_confidence,
         "n_chars": len(rec.text),
-        "n_words": count_words(rec.text),
+        "n_words": rec.n_words,
         "fixes": list(rec.fixes),
         "dup_count": len(dups),
         "also_in": also_in,
@@ -92,8 +79,11 @@ def assemble(
     refused: list[Rejected],
     skipped: list[str] = (),
     policy: Policy | None = None,
+    memo: PairMemo | None = None,
 ) -> Assembled:
-    """Check, deduplicate across files and lay out the output tables, sorted by provenance."""
+    """Check, deduplicate across files and lay out the output tables, sorted by provenance.
+
+    ``memo``: near-duplicate similarities verified by an earlier run (``dedup/memo.py``)."""
     policy = policy or load_policy()
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers
@@ -106,7 +96,7 @@ def assemble(
         c.name: {"checked": checked, "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
-    kept, dups = deduplicate(records, policy.dedup_config())
+    kept, dups = deduplicate(records, policy.dedup_config(), memo)
     by_canonical: dict[int, list[DuplicateOf]] = {}
     for d in dups:
         by_canonical.setdefault(id(d.canonical), []).append(d)
@@ -136,16 +126,16 @@ def assemble(
     out.fix_counts = dict(sorted(Counter(f for r in out.records for f in r["fixes"]).items()))
 
     # Accounting: every paragraph of every readable file, and every refused file, exactly once.
-    expected = Counter()
+    expected: Counter = Counter()  # (file, line), line 0 for a whole file: tuples, not strings (100k+ keys)
     for r in results:
         if r.source.problem and r.source.problem != "no_header":
-            expected[_ref(r.source.source_file, None)] += 1
-        expected.update(_ref(x.source_file, x.source_line) for x in r.records)
-        expected.update(_ref(x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
-    expected.update(_ref(x.source_file, None) for x in refused)
-    seen = Counter(_ref(row["source_file"], row["source_line"]) for row in out.records)
-    seen.update(_ref(row["source_file"], row["source_line"]) for row in out.duplicates)
-    seen.update(_ref(row["source_file"], row["source_line"]) for row in out.quarantine)
+            expected[(r.source.source_file, 0)] += 1
+        expected.update((x.source_file, x.source_line) for x in r.records)
+        expected.update((x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
+    expected.update((x.source_file, 0) for x in refused)
+    seen = Counter((row["source_file"], row["source_line"] or 0) for row in out.records)
+    seen.update((row["source_file"], row["source_line"] or 0) for row in out.duplicates)
+    seen.update((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
     ingested = (
         sum(r.source.n_paragraphs for r in results)
         + sum(1 for r in results if r.source.problem and r.source.problem != "no_header")
@@ -164,8 +154,8 @@ def assemble(
 
 
 def check_accounting(counts: dict[str, int], expected: Counter, seen: Counter) -> None:
-    missing = sorted(expected - seen)
-    extra = sorted(seen - expected)
+    missing = [_ref(f, line or None) for f, line in sorted(expected - seen)]
+    extra = [_ref(f, line or None) for f, line in sorted(seen - expected)]
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
     if missing or extra or total != counts["ingested"]:
         parts = [

@@ -29,15 +29,29 @@ def _to_json(result: FileResult) -> dict:
     data = dataclasses.asdict(result)
     for rec in data["records"]:
         rec["signature"] = base64.b64encode(rec["signature"]).decode("ascii")
+        if rec["text_raw"] == rec["text"]:
+            rec["text_raw"] = None  # stored once; read back as the same object
     return data
+
+
+_REPEATED = ("source_file", "venue", "header_label", "header_lang", "lang")
 
 
 def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
+    shared: dict = {}  # one object per distinct value: JSON makes a new string for every record
     records = [
-        Record(**{**r, "fixes": tuple(r["fixes"]), "signature": base64.b64decode(r["signature"])})
+        Record(
+            **{
+                **r,
+                **{k: shared.setdefault(r[k], r[k]) for k in _REPEATED},
+                "fixes": shared.setdefault(tuple(r["fixes"]), tuple(r["fixes"])),
+                "text_raw": r["text"] if r["text_raw"] is None else r["text_raw"],
+                "signature": base64.b64decode(r["signature"]),
+            }
+        )
         for r in data["records"]
     ]
     return FileResult(

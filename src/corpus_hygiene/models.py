@@ -72,6 +72,7 @@ class Record:
     lang_confidence: float
     fixes: tuple[str, ...]
     record_id: str  # dedup.keys.record_id of the exact-duplicate key (the key itself is not kept)
+    n_words: int = 0  # process.count_words of the text
     signature: bytes = b""  # MinHash of the LSH shingles (uint32 little-endian), when computed per file
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
@@ -31,6 +32,19 @@ from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.reasons import Reason
 from corpus_hygiene.record_checks import check_results
+
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def count_words(text: str) -> int:
+    """Words in space-delimited scripts; each CJK character counts as one word.
+
+    >>> count_words("We use BERT-base 模型训练")
+    8
+    """
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + len(_WORD.findall(_CJK_CHAR.sub(" ", text)))
 
 
 def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Rejected:
@@ -61,11 +75,12 @@ def process_paragraph(
         header_label=header.label,
         header_lang=header.label_lang,
         text=cleaned.text,
-        text_raw=para.text,
+        text_raw=cleaned.text if cleaned.text == para.text else para.text,  # one object when unchanged
         lang=lang.code,
         lang_confidence=lang.confidence,
         fixes=cleaned.fixes,
         record_id=record_id(key),
+        n_words=count_words(cleaned.text),
         signature=signature_of(cleaned.text, dedup) if dedup is not None else b"",
     )
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.memo import PairMemo
 from corpus_hygiene.models import Record
 
 
@@ -50,8 +51,11 @@ def why_kept(kept: Record, dropped: Record) -> str:
     return f"earlier in the corpus ({kept.ref} before {dropped.ref})"
 
 
-def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Record], list[DuplicateOf]]:
-    """Exact groups on the dedup key, then verified near duplicates among their canonicals."""
+def deduplicate(
+    records: Sequence[Record], config: DedupConfig, memo: PairMemo | None = None
+) -> tuple[list[Record], list[DuplicateOf]]:
+    """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
+    ``memo``, similarities verified by an earlier run are looked up, not computed again)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
     groups: dict[str, list[Record]] = {}
@@ -71,6 +75,7 @@ def deduplicate(records: Sequence[Record], config: DedupConfig) -> tuple[list[Re
             config,
             [r.signature for r in canon],
             [r.lang in CJK_LANGS for r in canon],
+            memo,
         )
     }
     kept: list[Record] = []

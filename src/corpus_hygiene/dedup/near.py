@@ -28,6 +28,7 @@ import numpy as np
 from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.memo import PairMemo, text_key
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -184,16 +185,34 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray
     return np.unique(np.concatenate(kept))
 
 
+def _similarity(
+    texts: Sequence[str], i: int, j: int, config: DedupConfig, memo: PairMemo | None, keys: dict[int, bytes]
+) -> float:
+    if memo is None:
+        return verified_similarity(texts[i], texts[j], config)
+    for k in (i, j):
+        if k not in keys:
+            keys[k] = text_key(texts[k])
+    key = (keys[i], keys[j]) if keys[i] <= keys[j] else (keys[j], keys[i])  # the similarity is symmetric
+    sim = memo.get(key)
+    if sim is None:
+        sim = verified_similarity(texts[i], texts[j], config)
+        memo.put(key, sim)
+    return sim
+
+
 def find_near_duplicates(
     texts: Sequence[str],
     config: DedupConfig,
     signatures: Sequence[bytes] = (),
     cjk: Sequence[bool] | None = None,
+    memo: PairMemo | None = None,
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
     ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
-    ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``).
+    ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
+    ``memo`` holds similarities verified by an earlier run (``dedup/memo.py``), and receives this run's.
     """
     n = len(texts)
     matrix = signature_matrix(texts, config, signatures)
@@ -204,6 +223,7 @@ def find_near_duplicates(
     later, earlier = codes // n, codes % n
     bounds = (np.flatnonzero(np.diff(later)) + 1).tolist()
     canonical = np.ones(n, dtype=bool)
+    keys: dict[int, bytes] = {}
     matches: list[NearMatch] = []
     for lo, hi in zip([0, *bounds], [*bounds, len(codes)], strict=True):
         i = int(later[lo])
@@ -211,10 +231,11 @@ def find_near_duplicates(
         for j in earlier[lo:hi].tolist():  # ascending: on equal similarity the earlier canonical wins
             if not canonical[j]:
                 continue
-            sim = verified_similarity(texts[i], texts[j], config)
+            sim = _similarity(texts, i, j, config, memo, keys)
             if sim > best_sim:
                 best, best_sim = j, sim
         if best is not None and best_sim >= config.threshold:
             matches.append(NearMatch(i, best, round(best_sim, 6)))
             canonical[i] = False
+    _verify_shingles.cache_clear()  # up to 4096 shingle sets: memory the rest of the run can use
     return matches
