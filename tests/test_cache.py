@@ -48,3 +48,23 @@ def test_a_damaged_entry_is_recomputed(tmp_path, policy):
         entry.write_bytes(b"not gzip")
     result = process_file(src, policy, cache)
     assert not result.source.cached and len(result.records) == 2
+
+
+def test_missing_names_the_files_without_an_entry_without_reading_any(tmp_path, policy):
+    from corpus_hygiene.current import hash_inputs
+    from corpus_hygiene.ingest import discover
+
+    (tmp_path / "in").mkdir()
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / "in" / name).write_text(f"ICLR 2026 Papers\n\n{name} is about {'words ' * 20}\n", "utf-8")
+    found = discover(tmp_path / "in", policy.max_file_bytes)
+    cache = FileCache(tmp_path / "cache")
+    process_file(found.files[0], policy, cache)
+    missing = cache.missing(found.files, hash_inputs(found), policy.sha256)
+    assert [f.rel_path for f in missing] == ["b.txt"]
+    (tmp_path / "in" / "a.txt").write_text("ICLR 2026 Papers\n\nchanged\n", "utf-8")
+    found = discover(tmp_path / "in", policy.max_file_bytes)
+    assert [f.rel_path for f in cache.missing(found.files, hash_inputs(found), policy.sha256)] == [
+        "a.txt",
+        "b.txt",
+    ]

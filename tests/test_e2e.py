@@ -95,8 +95,13 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     before = verify_checksums(tmp_path / "clean")
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
     (corpus / "iclr_2026_papers.txt").unlink()
-    proc = run_hygiene(corpus, tmp_path)
+    proc = run_hygiene(corpus, tmp_path, "--workers", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # one small new file: not worth starting a Dask cluster for
+    assert "0.0 MB of new or changed input: processed in this process, without starting 2 Dask workers" in (
+        proc.stderr
+    )
+    assert "Dask cluster" not in proc.stderr + proc.stdout
     after = verify_checksums(tmp_path / "clean")
     assert after["run_key"] != before["run_key"]
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())

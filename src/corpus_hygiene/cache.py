@@ -27,8 +27,11 @@ def cache_dir_for(dataset_dir: Path | str) -> Path:
 
 def _to_json(result: FileResult) -> dict:
     data = dataclasses.asdict(result)
+    # the signatures of all records as one base64 string (decoded once per file, then sliced)
+    data["signatures"] = base64.b64encode(b"".join(rec.signature for rec in result.records)).decode("ascii")
+    data["signature_size"] = len(result.records[0].signature) if result.records else 0
     for rec in data["records"]:
-        rec["signature"] = base64.b64encode(rec["signature"]).decode("ascii")
+        del rec["signature"]
         if rec["text_raw"] == rec["text"]:
             rec["text_raw"] = None  # stored once; read back as the same object
     return data
@@ -41,19 +44,19 @@ def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
+    blob, size = base64.b64decode(data["signatures"]), data["signature_size"]
+    if len(blob) != size * len(data["records"]):
+        raise ValueError("signatures do not match the records")
     shared: dict = {}  # one object per distinct value: JSON makes a new string for every record
-    records = [
-        Record(
-            **{
-                **r,
-                **{k: shared.setdefault(r[k], r[k]) for k in _REPEATED},
-                "fixes": shared.setdefault(tuple(r["fixes"]), tuple(r["fixes"])),
-                "text_raw": r["text"] if r["text_raw"] is None else r["text_raw"],
-                "signature": base64.b64decode(r["signature"]),
-            }
-        )
-        for r in data["records"]
-    ]
+    records = []
+    for i, r in enumerate(data["records"]):
+        for k in _REPEATED:
+            r[k] = shared.setdefault(r[k], r[k])
+        fixes = tuple(r["fixes"])
+        r["fixes"] = shared.setdefault(fixes, fixes)
+        if r["text_raw"] is None:
+            r["text_raw"] = r["text"]
+        records.append(Record(**r, signature=blob[i * size : (i + 1) * size]))
     return FileResult(
         source=SourceReport(**src),
         records=records,
@@ -97,6 +100,17 @@ class FileCache:
                 result.source.cached = True
                 found[src.rel_path] = result
         return found
+
+    def missing(
+        self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str
+    ) -> list[SourceFile]:
+        """The files without an entry (by name only: nothing is read)."""
+        return [
+            src
+            for src in files
+            if not (sha := sha256_of.get(src.rel_path))
+            or not (self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}.json.gz").is_file()
+        ]
 
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
         return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from corpus_hygiene import __version__
@@ -22,14 +22,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.no_cache and (current := _unchanged(args)) is not None:
-        print(f"unchanged: {Path(args.dataset_dir).absolute()} ({current}) already holds the output of")
-        print("these inputs, policy and code; nothing to do (--no-cache runs everything again)")
-        return 0
+    workers = args.workers
+    if not args.no_cache:
+        current, todo_bytes = _precheck(args)
+        if current is not None:
+            print(f"unchanged: {Path(args.dataset_dir).absolute()} ({current}) already holds the output of")
+            print("these inputs, policy and code; nothing to do (--no-cache runs everything again)")
+            return 0
+        if (
+            workers > 1
+            and not args.dask_address
+            and todo_bytes is not None
+            and todo_bytes < CLUSTER_MIN_BYTES
+        ):
+            print(
+                f"hygiene: {todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
+                f"without starting {workers} Dask workers",
+                file=sys.stderr,
+            )
+            workers = 1
     from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
-    with _local_runtime(args.workers, args.dask_address) as address:
-        flow = with_task_runner(hygiene_flow, workers=args.workers, address=address)
+    with _local_runtime(workers, args.dask_address) as address:
+        flow = with_task_runner(hygiene_flow, workers=workers, address=address)
         state = flow(
             input_dir=args.input_dir,
             dataset_dir=args.dataset_dir,
@@ -72,31 +87,38 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[str | None]:
 
     from corpus_hygiene.flows.hygiene import local_cluster
 
-    server = None
-    if not os.environ.get("PREFECT_API_URL"):
-        from prefect.server.api.server import SubprocessASGIServer
+    with ExitStack() as stack:
+        server = port = None
+        stack.callback(lambda: server is not None and server.stop())  # last, after the cluster closed
+        if not os.environ.get("PREFECT_API_URL"):
+            port = _free_port()
+            os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"  # before the workers spawn
+            stack.callback(os.environ.pop, "PREFECT_API_URL", None)
+        with ThreadPoolExecutor(1) as pool:
+            starting = pool.submit(local_cluster, workers)
+            stack.callback(lambda: starting.result().close())  # also when the server fails to start
+            if port is not None:
+                from prefect.server.api.server import SubprocessASGIServer  # ~3 s to import: after the submit
 
-        server = SubprocessASGIServer()
-        server.port = server.find_available_port()
-        os.environ["PREFECT_API_URL"] = server.api_url  # before the workers are spawned
-    with ThreadPoolExecutor(1) as pool:
-        starting = pool.submit(local_cluster, workers)
-        if server is not None:
-            server.start(timeout=180)
-        cluster = starting.result()
-    try:
+                server = SubprocessASGIServer(port=port)
+                server.start(timeout=180)
+            cluster = starting.result()
         if server is not None and os.environ["PREFECT_API_URL"] != server.api_url:
             # the port was taken meanwhile and the server moved: the workers must learn the new URL
             cluster.close()
             os.environ["PREFECT_API_URL"] = server.api_url
             cluster = local_cluster(workers)
-        with _api_url(server.api_url if server is not None else None):
-            yield cluster.scheduler_address
-    finally:
-        cluster.close()
-        if server is not None:
-            os.environ.pop("PREFECT_API_URL", None)
-            server.stop()
+            stack.callback(cluster.close)
+        stack.enter_context(_api_url(server.api_url if server is not None else None))
+        yield cluster.scheduler_address
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @contextmanager
@@ -118,8 +140,15 @@ def _api_url(url: str | None) -> Iterator[None]:
         EventsWorker.drain_all(timeout=10)
 
 
-def _unchanged(args: argparse.Namespace) -> str | None:
-    """Before Prefect starts (~15 s): is the published dataset already this run's output?"""
+# Below this much new or changed input, `--workers N` processes the files in this process: starting and
+# warming up a local Dask cluster (~10 s) costs more than the work (~1 MB of abstracts a second a core).
+CLUSTER_MIN_BYTES = 16 << 20
+
+
+def _precheck(args: argparse.Namespace) -> tuple[str | None, int | None]:
+    """Before Prefect starts (~10 s): is the published dataset already this run's output (its version),
+    and how many bytes of input have no cache entry (``None`` when unknown)?"""
+    from corpus_hygiene.cache import FileCache, cache_dir_for
     from corpus_hygiene.checks import PolicyError, load_policy
     from corpus_hygiene.current import current_version, hash_inputs, run_key
     from corpus_hygiene.ingest import InputRootError, discover
@@ -129,8 +158,14 @@ def _unchanged(args: argparse.Namespace) -> str | None:
         max_bytes = int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else policy.max_file_bytes
         discovery = discover(args.input_dir, max_bytes)
     except (PolicyError, InputRootError):
-        return None  # the flow reports these
-    return current_version(args.dataset_dir, run_key(discovery, hash_inputs(discovery), policy))
+        return None, None  # the flow reports these
+    hashes = hash_inputs(discovery)
+    current = current_version(args.dataset_dir, run_key(discovery, hashes, policy))
+    try:
+        cache = FileCache(cache_dir_for(args.dataset_dir))
+    except OSError:
+        return current, None  # the flow reports it
+    return current, sum(f.size for f in cache.missing(discovery.files, hashes, policy.sha256))
 
 
 def _top(counts: dict, n: int = 6) -> str:
