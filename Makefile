@@ -18,8 +18,8 @@ help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
 	@echo "make test   set up and run the test suite"
 	@echo "make bench  run the benchmarks (needs ../shared)"
-	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1   the real CLI end to end, with re-runs"
-	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k end to end on 1 and 2 workers"
+	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
+	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
 	@echo "make lint   ruff"
 
@@ -58,15 +58,19 @@ bench: setup
 ABSTRACTS ?= 20000
 WORKERS ?= 1
 bench-e2e: setup
-	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS)
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
 # Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
-# end on one worker and on two (full run, unchanged re-run, 1% new files). About an hour on 2 cores.
+# end on one worker and on two, with a temporary Prefect server per run and with a long-lived one (full
+# run, unchanged re-run, 1% new files); 1M abstracts end to end on two workers. About two hours on 2 cores.
 bench-large: setup
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
 	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1 --server
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2 --server
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 1000000 --workers 2
 
 # datatrove runs from a venv of its own (never in the product's): datatrove, spacy for its tokenizer.
 RECORDS ?= 100000

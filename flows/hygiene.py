@@ -10,7 +10,6 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
+from corpus_hygiene.cluster import CLUSTER_KWARGS, quiet_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, frame_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
@@ -64,22 +64,42 @@ BATCH_BYTES = 4 << 20
 BATCH_FILES = 64
 
 
-def batches(files: list[SourceFile], max_bytes: int = BATCH_BYTES, max_files: int = BATCH_FILES) -> list:
-    """Consecutive files, up to ``max_files`` files or ``max_bytes`` bytes a batch (a larger file alone).
+def batches(
+    files: list[SourceFile], max_bytes: int = BATCH_BYTES, max_files: int = BATCH_FILES, workers: int = 1
+) -> list[list[SourceFile]]:
+    """Consecutive files in batches of about equal bytes, at most ``max_files`` files or ``max_bytes``
+    bytes each (a larger file alone), as many batches as a multiple of ``workers``: the workers finish
+    together (with 31 batches of ~10 s on 2 workers, one sat idle for the last one).
 
     >>> from pathlib import Path
-    >>> [len(b) for b in batches([SourceFile(str(i), Path(str(i)), 3) for i in range(5)], 7, 64)]
-    [2, 2, 1]
+    >>> files = [SourceFile(str(i), Path(str(i)), 3) for i in range(5)]
+    >>> [len(b) for b in batches(files, 7, 64)], [len(b) for b in batches(files, 7, 64, workers=2)]
+    ([2, 1, 2], [1, 1, 2, 1])
+    >>> [len(b) for b in batches(files[:2] + [SourceFile("big", Path("big"), 50)] + files[2:], 7, 64)]
+    [2, 1, 1, 2]
     """
+    total = sum(f.size for f in files)
+    n = max(1, -(-total // max_bytes), -(-len(files) // max_files))
+    n = -(-n // workers) * workers
     out: list[list[SourceFile]] = []
-    size = 0
+    cum, last, alone = 0, None, False
     for src in files:
-        if not out or len(out[-1]) >= max_files or size + src.size > max_bytes:
+        index = min(n - 1, int((cum + src.size / 2) * n / max(total, 1)))  # by the file's middle byte
+        if not out or alone or src.size > max_bytes or index != last or len(out[-1]) >= max_files:
             out.append([])
-            size = 0
         out[-1].append(src)
-        size += src.size
+        cum, last, alone = cum + src.size, index, src.size > max_bytes
     return out
+
+
+def _parallelism() -> int:
+    """How many tasks the flow's task runner runs at once: its Dask workers' threads, else 1."""
+    from prefect.context import FlowRunContext
+
+    client = getattr(getattr(FlowRunContext.get(), "task_runner", None), "client", None)
+    if client is None:
+        return 1
+    return sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
 
 
 @task(name="process_files", cache_policy=NO_CACHE, task_run_name="process {label}")
@@ -196,42 +216,10 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
 
     if address:
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
-    _quiet_distributed()
+    quiet_distributed()
     return flow_fn.with_options(
         task_runner=DaskTaskRunner(cluster_kwargs=CLUSTER_KWARGS | {"n_workers": workers})
     )
-
-
-# Processes with one thread each: the per-file work is pure Python.
-CLUSTER_KWARGS = {"threads_per_worker": 1, "processes": True, "dashboard_address": None}
-
-
-def _quiet_distributed() -> None:
-    # distributed logs every scheduler/nanny step at INFO, and a race at cluster shutdown ("Batched Comm
-    # Closed", CommClosedError) with a traceback, after the flow has finished: noise for a CLI user.
-    logging.getLogger("distributed").setLevel(logging.WARNING)
-
-
-def local_cluster(workers: int):
-    """A local Dask cluster of ``workers`` processes, warmed up: each has imported the per-file stage,
-    loaded the language profiles and made the MinHash permutations (~5 s a process), so that this
-    happens while Prefect starts, not on the first batch of files."""
-    from distributed import Client, LocalCluster
-
-    _quiet_distributed()
-    cluster = LocalCluster(n_workers=workers, **CLUSTER_KWARGS)
-    with Client(cluster) as client:
-        client.run(warm_up)
-    return cluster
-
-
-def warm_up() -> None:
-    from corpus_hygiene.checks import load_policy
-    from corpus_hygiene.dedup.near import signature_of
-    from corpus_hygiene.language import detect_language
-
-    detect_language("a short text to load the language profiles")
-    signature_of("a short text to make the permutations", load_policy().dedup_config())
 
 
 @flow(name="corpus-hygiene", log_prints=True)
@@ -279,7 +267,7 @@ def hygiene_flow(
             memo_file = memo_path(cache_dir, policy.dedup_config())
             memo = timed("cache_lookup", load_memo, memo_file)
         todo = [f for f in discovery.files if f.rel_path not in cached]
-        groups = batches(todo)
+        groups = batches(todo, workers=_parallelism())
         labels = [f"{g[0].rel_path}" + (f" and {len(g) - 1} more" if len(g) > 1 else "") for g in groups]
         futures = process_files_task.map(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -41,10 +41,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             workers = 1
-    from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
+    with _local_runtime(workers, args.dask_address) as ready:
+        from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner  # while the cluster starts
 
-    with _local_runtime(workers, args.dask_address) as address:
-        flow = with_task_runner(hygiene_flow, workers=workers, address=address)
+        flow = with_task_runner(hygiene_flow, workers=workers, address=ready())
         state = flow(
             input_dir=args.input_dir,
             dataset_dir=args.dataset_dir,
@@ -69,10 +69,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _local_runtime(workers: int, address: str | None) -> Iterator[str | None]:
+def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], str | None]]:
     """What a ``--workers N`` run needs besides the flow: one Prefect API for the flow and its Dask
-    workers, and the local Dask cluster, both started at once (each takes 5-10 s). Yields the cluster's
-    address (``address`` itself when given, ``None`` for one worker).
+    workers, and the local Dask cluster. Both start in threads at once (5-10 s each), while the caller
+    imports the flow (~4 s); the yielded function waits for them and returns the cluster's address
+    (``address`` itself when given, ``None`` for one worker).
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API; the
     Dask worker processes would each start their own (~10 s apiece, and their task runs would not be
@@ -81,36 +82,55 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[str | None]:
     workers the cluster spawns.
     """
     if address or workers <= 1:
-        yield address
+        yield lambda: address
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    from corpus_hygiene.flows.hygiene import local_cluster
+    from corpus_hygiene.cluster import local_cluster
 
     with ExitStack() as stack:
-        server = port = None
-        stack.callback(lambda: server is not None and server.stop())  # last, after the cluster closed
-        if not os.environ.get("PREFECT_API_URL"):
-            port = _free_port()
+        serving = None
+        stack.callback(lambda: serving is not None and _stop_server(serving))  # last, after the cluster
+        port = None if os.environ.get("PREFECT_API_URL") else _free_port()
+        if port is not None:
             os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"  # before the workers spawn
             stack.callback(os.environ.pop, "PREFECT_API_URL", None)
-        with ThreadPoolExecutor(1) as pool:
-            starting = pool.submit(local_cluster, workers)
-            stack.callback(lambda: starting.result().close())  # also when the server fails to start
-            if port is not None:
-                from prefect.server.api.server import SubprocessASGIServer  # ~3 s to import: after the submit
+        pool = stack.enter_context(ThreadPoolExecutor(2))
+        starting = pool.submit(local_cluster, workers)
+        stack.callback(lambda: starting.result().close())  # also when the server fails to start
 
-                server = SubprocessASGIServer(port=port)
-                server.start(timeout=180)
-            cluster = starting.result()
-        if server is not None and os.environ["PREFECT_API_URL"] != server.api_url:
-            # the port was taken meanwhile and the server moved: the workers must learn the new URL
-            cluster.close()
-            os.environ["PREFECT_API_URL"] = server.api_url
-            cluster = local_cluster(workers)
-            stack.callback(cluster.close)
-        stack.enter_context(_api_url(server.api_url if server is not None else None))
-        yield cluster.scheduler_address
+        def start_server():
+            from prefect.server.api.server import SubprocessASGIServer
+
+            started = SubprocessASGIServer(port=port)
+            started.start(timeout=180)
+            return started
+
+        serving = pool.submit(start_server) if port is not None else None
+
+        entered = []
+
+        def ready() -> str:
+            if serving is not None and not entered:
+                server = serving.result()
+                entered.append(server)
+                if os.environ["PREFECT_API_URL"] != server.api_url:
+                    # the port was taken meanwhile and the server moved: the workers must learn the URL
+                    starting.result().close()
+                    os.environ["PREFECT_API_URL"] = server.api_url
+                    stack.callback(local_cluster(workers).close)
+                stack.enter_context(_api_url(server.api_url))
+            return starting.result().scheduler_address
+
+        yield ready
+
+
+def _stop_server(serving) -> None:
+    try:
+        server = serving.result()
+    except Exception:  # it did not start: the run has failed with that error already
+        return
+    server.stop()
 
 
 def _free_port() -> int:
