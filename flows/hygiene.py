@@ -10,6 +10,7 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,8 @@ def batches(
     [2, 1, 1, 2]
     """
     total = sum(f.size for f in files)
-    n = max(1, -(-total // max_bytes), -(-len(files) // max_files))
+    # aim at 90% of the limits: a batch of the even split that runs over one is cut, leaving a runt
+    n = max(1, math.ceil(total / (0.9 * max_bytes)), math.ceil(len(files) / (0.9 * max_files)))
     n = -(-n // workers) * workers
     out: list[list[SourceFile]] = []
     cum, last, alone = 0, None, False
