@@ -108,19 +108,21 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
 
         serving = pool.submit(start_server) if port is not None else None
 
-        entered = []
+        cluster = []  # the cluster the flow uses, once ready() has waited for it
 
         def ready() -> str:
-            if serving is not None and not entered:
-                server = serving.result()
-                entered.append(server)
-                if os.environ["PREFECT_API_URL"] != server.api_url:
-                    # the port was taken meanwhile and the server moved: the workers must learn the URL
-                    starting.result().close()
-                    os.environ["PREFECT_API_URL"] = server.api_url
-                    stack.callback(local_cluster(workers).close)
-                stack.enter_context(_api_url(server.api_url))
-            return starting.result().scheduler_address
+            if not cluster:
+                cluster.append(starting.result())
+                if serving is not None:
+                    server = serving.result()
+                    if os.environ["PREFECT_API_URL"] != server.api_url:
+                        # the port was taken meanwhile and the server moved: the workers must learn the URL
+                        cluster[0].close()
+                        os.environ["PREFECT_API_URL"] = server.api_url
+                        cluster[0] = local_cluster(workers)
+                        stack.callback(cluster[0].close)
+                    stack.enter_context(_api_url(server.api_url))
+            return cluster[0].scheduler_address
 
         yield ready
 
@@ -142,10 +144,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _api_url(url: str | None) -> Iterator[None]:
-    if url is None:
-        yield
-        return
+def _api_url(url: str) -> Iterator[None]:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     try:
