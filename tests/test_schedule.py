@@ -39,6 +39,14 @@ def _wait(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def _metrics(reports: Path) -> dict | None:
+    """The run's metrics once written whole."""
+    try:
+        return json.loads(next(reports.glob("*.metrics.json")).read_text())
+    except (StopIteration, ValueError):
+        return None
+
+
 def _healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
@@ -116,7 +124,9 @@ def test_serve_registers_the_schedule_and_a_triggered_run_publishes(server, tmp_
         _wait(lambda: (out / "clean" / "manifest.json").exists(), 240, "the triggered run to publish")
         manifest = verify_checksums(out / "clean")
         assert manifest["counts"]["kept"] == 18
-        metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
+        # the report is written after the dataset is published: wait for it too (reading it the moment the
+        # manifest appeared failed now and then with StopIteration)
+        metrics = _wait(lambda: _metrics(out / "reports"), 60, "the triggered run's report")
         assert metrics["outcome"] == "published"
     finally:
         os.killpg(serve.pid, signal.SIGTERM)
