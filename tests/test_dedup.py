@@ -147,6 +147,31 @@ def test_candidate_pairs_are_exactly_the_pairs_sharing_a_band(rows):
     assert candidate_pairs(sig, cfg).tolist() == expected
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.lists(st.integers(0, 2), min_size=8, max_size=8), st.booleans()), max_size=40),
+    st.integers(1, 64),
+)
+def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows, chunk):
+    """The re-run's search (``fresh``) finds exactly the full search's pairs that have a fresh record,
+    whatever the chunking of its pairs."""
+    from corpus_hygiene.dedup import near
+
+    cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.0)
+    sig = np.array([r for r, _ in rows], dtype=np.uint32).reshape(len(rows), 8)
+    fresh = np.array([f for _, f in rows], dtype=bool)
+    n = len(sig)
+    full = candidate_pairs(sig, cfg)
+    expected = [c for c in full.tolist() if fresh[c // n] or fresh[c % n]]
+    assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == expected
+    order = np.arange(n)
+    pairs = [
+        (int(a), int(b)) for x, y in near._fresh_pairs(order, np.ones(max(0, n - 1), bool), fresh, chunk)
+        for a, b in zip(x, y, strict=True)
+    ]  # one run of all n records: every fresh record with every other one, once per fresh member
+    assert sorted(pairs) == sorted((i, j) for i in range(n) if fresh[i] for j in range(n) if j != i)
+
+
 def test_candidate_pairs_odd_rows_and_empty_input():
     cfg = DedupConfig(num_perm=9, bands=3, rows=3, min_candidate_jaccard=0.0)
     sig = np.array([[1] * 9, [1, 1, 1, 2, 2, 2, 3, 3, 3], [5] * 9], dtype=np.uint32)
@@ -212,6 +237,41 @@ def test_memo_from_an_earlier_run_gives_the_same_result_without_verifying_again(
     assert len(calls) == len(new_pairs) > 0  # verified: the new record's pairs, nothing else
     assert all(text_key(grown[-1].text) in pair for pair in new_pairs)
     assert with_memo == _outcome(*deduplicate(grown, cfg))
+
+
+def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_searched(
+    tmp_path, monkeypatch
+):
+    from corpus_hygiene.dedup import near
+    from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo, text_key
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    records = _corpus_with_near_copies()
+    first = PairMemo()
+    deduplicate(records, cfg, first)
+    assert len(first.next_candidates) >= 5 and len(first.next_indexed) == len(records)
+    path = memo_path(tmp_path, cfg)
+    save_memo(path, first)
+    again = load_memo(path)
+    assert again.indexed == set(first.next_indexed)
+    assert sorted(again.candidates) == sorted(first.next_candidates)
+
+    searched = []
+    real = near.candidate_pairs
+    monkeypatch.setattr(
+        near, "candidate_pairs", lambda *a, **k: searched.append(k.get("fresh", a[3] if len(a) > 3 else None))
+        or real(*a, **k)
+    )
+    # one record gone, one new: the LSH search looks at the new text only; the result is a fresh run's
+    grown = records[1:] + [rec(records[2].text.replace("audit", "review"), "g.txt", 3)]
+    memo = load_memo(path)
+    assert _outcome(*deduplicate(grown, cfg, memo)) == _outcome(*deduplicate(grown, cfg))
+    fresh = searched[0]
+    assert fresh is not None and fresh.sum() == 1
+    assert text_key(grown[-1].text) in {k for pair in memo.next_candidates for k in pair}
+    assert text_key(records[0].text) not in memo.next_indexed  # the removed record is forgotten
+    # a memo without candidates (older file, or first run) searches everything
+    assert PairMemo().indexed == set()
 
 
 def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):

@@ -70,23 +70,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], str | None]]:
-    """What a ``--workers N`` run needs besides the flow: one Prefect API for the flow and its Dask
-    workers, and the local Dask cluster. Both start in threads at once (5-10 s each), while the caller
-    imports the flow (~4 s); the yielded function waits for them and returns the cluster's address
-    (``address`` itself when given, ``None`` for one worker).
+    """What a run needs besides the flow: a Prefect API, and for ``--workers N`` the local Dask cluster.
+    Both start in threads at once (~5 s each), while the caller imports the flow (~3 s); the yielded
+    function waits for them and returns the cluster's address (``address`` itself when given, ``None``
+    for one worker).
 
-    Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API; the
-    Dask worker processes would each start their own (~10 s apiece, and their task runs would not be
-    in the flow's server). So one is started here, and its URL handed to this process (Prefect's settings
-    context is fixed at import, hence ``temporary_settings``) and, through the environment, to the
-    workers the cluster spawns.
+    Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
+    only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
+    and their task runs would not be in the flow's server). So one is started here, and its URL handed
+    to this process (Prefect's settings context is fixed at import, hence ``temporary_settings``) and,
+    through the environment, to the workers the cluster spawns.
     """
-    if address or workers <= 1:
+    if address:
         yield lambda: address
         return
     from concurrent.futures import ThreadPoolExecutor
-
-    from corpus_hygiene.cluster import local_cluster
 
     with ExitStack() as stack:
         serving = None
@@ -96,8 +94,12 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
             os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"  # before the workers spawn
             stack.callback(os.environ.pop, "PREFECT_API_URL", None)
         pool = stack.enter_context(ThreadPoolExecutor(2))
-        starting = pool.submit(local_cluster, workers)
-        stack.callback(lambda: starting.result().close())  # also when the server fails to start
+        starting = None
+        if workers > 1:
+            from corpus_hygiene.cluster import local_cluster
+
+            starting = pool.submit(local_cluster, workers)
+            stack.callback(lambda: starting.result().close())  # also when the server fails to start
 
         def start_server():
             from prefect.server.api.server import SubprocessASGIServer
@@ -109,20 +111,24 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
         serving = pool.submit(start_server) if port is not None else None
 
         cluster = []  # the cluster the flow uses, once ready() has waited for it
+        waited = []
 
-        def ready() -> str:
-            if not cluster:
-                cluster.append(starting.result())
+        def ready() -> str | None:
+            if not waited:
+                waited.append(True)
+                if starting is not None:
+                    cluster.append(starting.result())
                 if serving is not None:
                     server = serving.result()
                     if os.environ["PREFECT_API_URL"] != server.api_url:
                         # the port was taken meanwhile and the server moved: the workers must learn the URL
-                        cluster[0].close()
                         os.environ["PREFECT_API_URL"] = server.api_url
-                        cluster[0] = local_cluster(workers)
-                        stack.callback(cluster[0].close)
+                        if cluster:
+                            cluster[0].close()
+                            cluster[0] = local_cluster(workers)
+                            stack.callback(cluster[0].close)
                     stack.enter_context(_api_url(server.api_url))
-            return cluster[0].scheduler_address
+            return cluster[0].scheduler_address if cluster else None
 
         yield ready
 

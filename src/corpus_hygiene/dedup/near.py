@@ -137,27 +137,45 @@ def cjk_mask(texts: Sequence[str]) -> np.ndarray:
 
 
 def _estimate_filter(
-    codes: np.ndarray, signatures: np.ndarray, cjk: np.ndarray, config: DedupConfig
+    a: np.ndarray,
+    b: np.ndarray,
+    signatures: np.ndarray,
+    low: np.ndarray,
+    cjk: np.ndarray,
+    config: DedupConfig,
 ) -> np.ndarray:
-    """Drop pairs whose MinHash estimate of the Jaccard is under ``min_candidate_jaccard`` (or, for two
-    CJK texts, ``min_candidate_jaccard_cjk``); numpy only, no text is touched."""
+    """The pairs (a[k], b[k]) whose MinHash estimate of the Jaccard reaches ``min_candidate_jaccard`` (or,
+    for two CJK texts, ``min_candidate_jaccard_cjk``), as codes ``max * n + min``; numpy only.
+
+    ``low`` is the signatures' low bytes: two equal values have equal low bytes, so a pair with fewer
+    equal low bytes than the floor cannot reach it, and is dropped after reading a quarter of the bytes
+    (nearly every pair of a large LSH bucket; the rest are compared in full, so the result is exact)."""
     n = len(signatures)
     need, need_cjk = (
         config.min_candidate_jaccard * config.num_perm,
         config.min_candidate_jaccard_cjk * config.num_perm,
     )
-    keep = np.zeros(len(codes), dtype=bool)
-    for lo in range(0, len(codes), 1 << 16):
-        chunk = codes[lo : lo + (1 << 16)]
-        later, earlier = chunk // n, chunk % n
-        agree = np.count_nonzero(signatures[later] == signatures[earlier], axis=1)
-        keep[lo : lo + len(chunk)] = agree >= np.where(cjk[later] & cjk[earlier], need_cjk, need)
-    return codes[keep]
+    kept = [np.empty(0, dtype=np.int64)]
+    for lo in range(0, len(a), 1 << 16):
+        x, y = a[lo : lo + (1 << 16)], b[lo : lo + (1 << 16)]
+        floor = np.where(cjk[x] & cjk[y], need_cjk, need)
+        maybe = np.count_nonzero(low[x] == low[y], axis=1) >= floor
+        x, y, floor = x[maybe], y[maybe], floor[maybe]
+        sure = np.count_nonzero(signatures[x] == signatures[y], axis=1) >= floor
+        x, y = x[sure], y[sure]
+        kept.append(np.maximum(x, y).astype(np.int64) * n + np.minimum(x, y))
+    return np.concatenate(kept)
 
 
-def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray | None = None) -> np.ndarray:
+def candidate_pairs(
+    signatures: np.ndarray,
+    config: DedupConfig,
+    cjk: np.ndarray | None = None,
+    fresh: np.ndarray | None = None,
+) -> np.ndarray:
     """Every pair that shares at least one LSH band and whose MinHash estimate of the Jaccard reaches
-    ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j.
+    ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j. With ``fresh`` (a mask),
+    only the pairs with at least one fresh record: the others are known from an earlier run (memo.py).
 
     Banded LSH by sort and group (DESIGN §5): per band, the records are sorted on the band's values
     and each run of equal values yields its pairs, which are filtered on their estimate at once; no
@@ -166,6 +184,7 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray
     """
     n = len(signatures)
     cjk = np.zeros(n, dtype=bool) if cjk is None else cjk
+    low = signatures.astype(np.uint8)  # the low byte of every value (see _estimate_filter)
     kept = [np.empty(0, dtype=np.int64)]
     for band in range(config.bands):
         keys = _band_keys(signatures, band, config.rows)
@@ -173,32 +192,77 @@ def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray
         ordered = keys[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
         del keys, ordered
-        run = np.concatenate(([0], np.cumsum(~same)))
-        starts, gap = np.flatnonzero(same), 1
-        while starts.size:  # pairs `gap` apart in the sorted order, while they stay in one run
-            a, b = order[starts], order[starts + gap]
-            pairs = np.maximum(a, b).astype(np.int64) * n + np.minimum(a, b)
-            kept.append(_estimate_filter(pairs, signatures, cjk, config))
-            gap += 1
-            starts = starts[starts + gap < n]
-            starts = starts[run[starts + gap] == run[starts]]
+        pair_runs = _fresh_pairs(order, same, fresh) if fresh is not None else _all_pairs(order, same)
+        kept.extend(_estimate_filter(a, b, signatures, low, cjk, config) for a, b in pair_runs)
     return np.unique(np.concatenate(kept))
 
 
+def _all_pairs(order: np.ndarray, same: np.ndarray):
+    """Every pair of records in one run of equal band values (``same[k]``: sorted positions k and k+1
+    are equal), as arrays of record indices, a gap at a time: positions ``gap`` apart in one run."""
+    n = len(order)
+    run = np.concatenate(([0], np.cumsum(~same)))
+    starts, gap = np.flatnonzero(same), 1
+    while starts.size:
+        yield order[starts], order[starts + gap]
+        gap += 1
+        starts = starts[starts + gap < n]
+        starts = starts[run[starts + gap] == run[starts]]
+
+
+def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: int = 1 << 20):
+    """The pairs of ``_all_pairs`` with at least one fresh record: each fresh record with every other
+    member of its run (a pair of two fresh records comes twice; ``np.unique`` drops the copy). Work and
+    memory: the sizes of the fresh records' runs, not the square of every run's."""
+    n = len(order)
+    first = np.concatenate(([True], ~same))  # a run starts at these sorted positions
+    run = np.cumsum(first) - 1
+    run_start = np.flatnonzero(first)
+    run_size = np.diff(np.append(run_start, n))
+    pos = np.flatnonzero(fresh[order])
+    pos = pos[run_size[run[pos]] > 1]
+    sizes = run_size[run[pos]]
+    lo = run_start[run[pos]]
+    step = max(1, chunk // int(sizes.max(initial=1)))  # at most ~chunk pairs at a time
+    for c in range(0, len(pos), step):
+        p, size, start = pos[c : c + step], sizes[c : c + step], lo[c : c + step]
+        mine = np.repeat(p, size)
+        offsets = np.arange(len(mine)) - np.repeat(np.cumsum(size) - size, size)
+        other = np.repeat(start, size) + offsets
+        keep = other != mine
+        yield order[mine[keep]], order[other[keep]]
+
+
 def _similarity(
-    texts: Sequence[str], i: int, j: int, config: DedupConfig, memo: PairMemo | None, keys: dict[int, bytes]
+    texts: Sequence[str], i: int, j: int, config: DedupConfig, memo: PairMemo | None, keys: list[bytes]
 ) -> float:
     if memo is None:
         return verified_similarity(texts[i], texts[j], config)
-    for k in (i, j):
-        if k not in keys:
-            keys[k] = text_key(texts[k])
     key = (keys[i], keys[j]) if keys[i] <= keys[j] else (keys[j], keys[i])  # the similarity is symmetric
     sim = memo.get(key)
     if sim is None:
         sim = verified_similarity(texts[i], texts[j], config)
         memo.put(key, sim)
     return sim
+
+
+def _candidates_with_memo(
+    matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, keys: list[bytes], memo: PairMemo
+) -> np.ndarray:
+    """``candidate_pairs`` with the previous run's candidates reused (``memo.py`` says why that is exact):
+    the LSH search only looks for pairs with a text the previous run did not index."""
+    n = len(keys)
+    if not memo.indexed:
+        codes = candidate_pairs(matrix, config, cjk)
+    else:
+        fresh = np.fromiter((k not in memo.indexed for k in keys), dtype=bool, count=n)
+        where = {k: i for i, k in enumerate(keys)}
+        known = [(where[a], where[b]) for a, b in memo.candidates if a in where and b in where]
+        old = np.array([max(i, j) * n + min(i, j) for i, j in known], dtype=np.int64)
+        codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))
+    pairs = zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
+    memo.record_candidates(keys, [(keys[i], keys[j]) for i, j in pairs])
+    return codes
 
 
 def find_near_duplicates(
@@ -212,18 +276,22 @@ def find_near_duplicates(
 
     ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
     ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
-    ``memo`` holds similarities verified by an earlier run (``dedup/memo.py``), and receives this run's.
+    ``memo`` holds the candidate pairs and similarities of an earlier run (``dedup/memo.py``), and
+    receives this run's.
     """
     n = len(texts)
     matrix = signature_matrix(texts, config, signatures)
     mask = cjk_mask(texts) if cjk is None else np.asarray(cjk, dtype=bool)
-    codes = candidate_pairs(matrix, config, mask)
+    if memo is None:
+        codes, keys = candidate_pairs(matrix, config, mask), []
+    else:
+        keys = [text_key(t) for t in texts]
+        codes = _candidates_with_memo(matrix, config, mask, keys, memo)
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
     bounds = (np.flatnonzero(np.diff(later)) + 1).tolist()
     canonical = np.ones(n, dtype=bool)
-    keys: dict[int, bytes] = {}
     matches: list[NearMatch] = []
     for lo, hi in zip([0, *bounds], [*bounds, len(codes)], strict=True):
         i = int(later[lo])
