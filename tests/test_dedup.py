@@ -166,7 +166,8 @@ def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows
     assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == expected
     order = np.arange(n)
     pairs = [
-        (int(a), int(b)) for x, y in near._fresh_pairs(order, np.ones(max(0, n - 1), bool), fresh, chunk)
+        (int(a), int(b))
+        for x, y in near._fresh_pairs(order, np.ones(max(0, n - 1), bool), fresh, chunk)
         for a, b in zip(x, y, strict=True)
     ]  # one run of all n records: every fresh record with every other one, once per fresh member
     assert sorted(pairs) == sorted((i, j) for i in range(n) if fresh[i] for j in range(n) if j != i)
@@ -259,8 +260,9 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     searched = []
     real = near.candidate_pairs
     monkeypatch.setattr(
-        near, "candidate_pairs", lambda *a, **k: searched.append(k.get("fresh", a[3] if len(a) > 3 else None))
-        or real(*a, **k)
+        near,
+        "candidate_pairs",
+        lambda *a, **k: searched.append(k.get("fresh", a[3] if len(a) > 3 else None)) or real(*a, **k),
     )
     # one record gone, one new: the LSH search looks at the new text only; the result is a fresh run's
     grown = records[1:] + [rec(records[2].text.replace("audit", "review"), "g.txt", 3)]
