@@ -44,6 +44,11 @@ def restart_idle_workers(client) -> bool:
 
 
 def warm_up() -> None:
+    # the flow module and Prefect's task engine: what a worker imports to run its first task (the first
+    # batch of a run took ~4 s longer than the next ones without this)
+    import prefect.task_engine  # noqa: F401
+
+    import corpus_hygiene.flows.hygiene  # noqa: F401
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.dedup.near import signature_of
     from corpus_hygiene.language import detect_language
