@@ -244,7 +244,7 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     tmp_path, monkeypatch
 ):
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo, text_key
+    from corpus_hygiene.dedup.memo import PairMemo, index_key, load_memo, memo_path, save_memo, text_key
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()
@@ -270,10 +270,28 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     assert _outcome(*deduplicate(grown, cfg, memo)) == _outcome(*deduplicate(grown, cfg))
     fresh = searched[0]
     assert fresh is not None and fresh.sum() == 1
-    assert text_key(grown[-1].text) in {k for pair in memo.next_candidates for k in pair}
-    assert text_key(records[0].text) not in memo.next_indexed  # the removed record is forgotten
+    assert index_key(text_key(grown[-1].text), False) in {k for pair in memo.next_candidates for k in pair}
+    assert index_key(text_key(records[0].text), False) not in memo.next_indexed  # removed: forgotten
     # a memo without candidates (older file, or first run) searches everything
     assert PairMemo().indexed == set()
+
+
+def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
+    """The same clean text can come with another language (detected on the raw text), so another
+    estimate floor: it is searched again, and the candidates are those of a run without memo."""
+    from corpus_hygiene.dedup.memo import PairMemo
+    from corpus_hygiene.dedup.near import _candidates_with_memo
+
+    cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5, min_candidate_jaccard_cjk=0.9)
+    sig = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9]], dtype=np.uint32)
+    keys = [b"a" * 16, b"b" * 16]
+    memo = PairMemo()
+    latin = _candidates_with_memo(sig, cfg, np.array([False, False]), keys, memo)
+    assert latin.tolist() == [1 * 2 + 0]  # 4 of 8 values agree: 0.5 reaches the floor of latin text
+    again = PairMemo(indexed=set(memo.next_indexed), candidates=memo.next_candidates)
+    cjk = np.array([True, True])
+    assert candidate_pairs(sig, cfg, cjk).tolist() == []  # 0.5 is under the CJK floor
+    assert _candidates_with_memo(sig, cfg, cjk, keys, again).tolist() == []
 
 
 def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):

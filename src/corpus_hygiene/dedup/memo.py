@@ -32,13 +32,20 @@ def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+def index_key(key: bytes, cjk: bool) -> bytes:
+    """What the candidate test of a text depends on besides its signature: whether it is CJK (its
+    estimate floor), which comes from the record's language, detected on the raw text, so the same
+    clean text can come with either flag."""
+    return hashlib.blake2b(key + (b"\x01" if cjk else b"\x00"), digest_size=16).digest()
+
+
 class PairMemo:
     """``known``: what earlier runs verified; ``used``: what this run verified or looked up (what the
     next run may need, and all that is saved: pairs of removed records do not pile up).
 
-    ``indexed`` / ``candidates``: the texts (keys) the previous run's LSH indexed and all its candidate
-    pairs among them (empty: no previous run, every pair is searched for); ``record_candidates`` keeps
-    this run's, which are what is saved."""
+    ``indexed`` / ``candidates``: the texts (``index_key``) the previous run's LSH indexed and all its
+    candidate pairs among them (empty: no previous run, every pair is searched for);
+    ``record_candidates`` keeps this run's, which are what is saved."""
 
     def __init__(
         self,

@@ -28,7 +28,7 @@ import numpy as np
 from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.memo import PairMemo, text_key
+from corpus_hygiene.dedup.memo import PairMemo, index_key, text_key
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -252,16 +252,17 @@ def _candidates_with_memo(
     """``candidate_pairs`` with the previous run's candidates reused (``memo.py`` says why that is exact):
     the LSH search only looks for pairs with a text the previous run did not index."""
     n = len(keys)
+    ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
     if not memo.indexed:
         codes = candidate_pairs(matrix, config, cjk)
     else:
-        fresh = np.fromiter((k not in memo.indexed for k in keys), dtype=bool, count=n)
-        where = {k: i for i, k in enumerate(keys)}
+        fresh = np.fromiter((k not in memo.indexed for k in ids), dtype=bool, count=n)
+        where = {k: i for i, k in enumerate(ids)}
         known = [(where[a], where[b]) for a, b in memo.candidates if a in where and b in where]
         old = np.array([max(i, j) * n + min(i, j) for i, j in known], dtype=np.int64)
         codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))
     pairs = zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
-    memo.record_candidates(keys, [(keys[i], keys[j]) for i, j in pairs])
+    memo.record_candidates(ids, [(ids[i], ids[j]) for i, j in pairs])
     return codes
 
 
