@@ -86,6 +86,8 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
         return
     from concurrent.futures import ThreadPoolExecutor
 
+    from corpus_hygiene.cluster import local_cluster  # light: distributed is imported when it is called
+
     with ExitStack() as stack:
         serving = None
         stack.callback(lambda: serving is not None and _stop_server(serving))  # last, after the cluster
@@ -96,8 +98,6 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
         pool = stack.enter_context(ThreadPoolExecutor(2))
         starting = None
         if workers > 1:
-            from corpus_hygiene.cluster import local_cluster
-
             starting = pool.submit(local_cluster, workers)
             stack.callback(lambda: starting.result().close())  # also when the server fails to start
 
