@@ -85,6 +85,7 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
         yield lambda: address
         return
     from concurrent.futures import ThreadPoolExecutor
+    from functools import cache
 
     from corpus_hygiene.cluster import local_cluster  # light: distributed is imported when it is called
 
@@ -110,25 +111,20 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
 
         serving = pool.submit(start_server) if port is not None else None
 
-        cluster = []  # the cluster the flow uses, once ready() has waited for it
-        waited = []
-
+        @cache  # waits once; later calls return the same address
         def ready() -> str | None:
-            if not waited:
-                waited.append(True)
-                if starting is not None:
-                    cluster.append(starting.result())
-                if serving is not None:
-                    server = serving.result()
-                    if os.environ["PREFECT_API_URL"] != server.api_url:
-                        # the port was taken meanwhile and the server moved: the workers must learn the URL
-                        os.environ["PREFECT_API_URL"] = server.api_url
-                        if cluster:
-                            cluster[0].close()
-                            cluster[0] = local_cluster(workers)
-                            stack.callback(cluster[0].close)
-                    stack.enter_context(_api_url(server.api_url))
-            return cluster[0].scheduler_address if cluster else None
+            cluster = starting.result() if starting is not None else None
+            if serving is not None:
+                server = serving.result()
+                if os.environ["PREFECT_API_URL"] != server.api_url:
+                    # the port was taken meanwhile and the server moved: the workers must learn the URL
+                    os.environ["PREFECT_API_URL"] = server.api_url
+                    if cluster is not None:
+                        cluster.close()
+                        cluster = local_cluster(workers)
+                        stack.callback(cluster.close)
+                stack.enter_context(_api_url(server.api_url))
+            return cluster.scheduler_address if cluster is not None else None
 
         yield ready
 

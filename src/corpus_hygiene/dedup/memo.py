@@ -32,11 +32,14 @@ def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+INDEX_KEY_BYTES = 17
+
+
 def index_key(key: bytes, cjk: bool) -> bytes:
-    """What the candidate test of a text depends on besides its signature: whether it is CJK (its
-    estimate floor), which comes from the record's language, detected on the raw text, so the same
-    clean text can come with either flag."""
-    return hashlib.blake2b(key + (b"\x01" if cjk else b"\x00"), digest_size=16).digest()
+    """A text's key (``text_key``) and what its candidate test depends on besides its signature: whether
+    it is CJK (its estimate floor), which comes from the record's language, detected on the raw text,
+    so the same clean text can come with either flag. 17 bytes; no second hash of the text."""
+    return key + (b"\x01" if cjk else b"\x00")
 
 
 class PairMemo:
@@ -95,9 +98,10 @@ def load_memo(path: Path) -> PairMemo:
     )
 
 
-def _key_array(keys) -> np.ndarray:
-    """16-byte keys as an (n, 16) uint8 array (not ``S16``: numpy strips trailing NUL bytes of those)."""
-    return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16)
+def _key_array(keys, width: int = 16) -> np.ndarray:
+    """Keys of ``width`` bytes as an (n, width) uint8 array (not ``S16``: numpy strips trailing NUL
+    bytes of those)."""
+    return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, width)
 
 
 def save_memo(path: Path, memo: PairMemo) -> None:
@@ -111,9 +115,9 @@ def save_memo(path: Path, memo: PairMemo) -> None:
         a=_key_array(k[0] for k in keys),
         b=_key_array(k[1] for k in keys),
         sim=sim,
-        indexed=_key_array(sorted(memo.next_indexed)),
-        ca=_key_array(k[0] for k in pairs),
-        cb=_key_array(k[1] for k in pairs),
+        indexed=_key_array(sorted(memo.next_indexed), INDEX_KEY_BYTES),
+        ca=_key_array((k[0] for k in pairs), INDEX_KEY_BYTES),
+        cb=_key_array((k[1] for k in pairs), INDEX_KEY_BYTES),
     )
     os.replace(tmp, path)
     for old in path.parent.glob("verified-*.npz"):
