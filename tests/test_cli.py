@@ -1,3 +1,4 @@
+import os
 import re
 import subprocess
 import sys
@@ -30,6 +31,25 @@ def test_installed_console_script_answers_help():
     hygiene = Path(sys.executable).with_name("hygiene")
     proc = subprocess.run([str(hygiene), "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "run" in proc.stdout and "validate" in proc.stdout
+
+
+def test_console_script_exits_with_the_commands_code_output_flushed_and_exit_handlers_run(tmp_path):
+    # entry() leaves with os._exit (no teardown): what a normal exit guarantees must still hold
+    marker = tmp_path / "handler-ran"
+    script = (
+        "import atexit, pathlib, sys\n"
+        f"atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes')\n"
+        "print('written before the run', end='')  # to a pipe: still in sys.stdout's buffer at exit\n"
+        f"sys.argv = ['hygiene', 'validate', {str(tmp_path)!r}]\n"
+        "from corpus_hygiene.cli import entry\n"
+        "entry()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered, as by default
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1  # validate's code for a folder without a dataset
+    assert proc.stdout == "written before the run"
+    assert proc.stderr.startswith(f"hygiene: invalid dataset: {tmp_path} has no manifest.json")
+    assert marker.read_text() == "yes"
 
 
 def test_readme_opens_with_the_two_commands():
