@@ -2,8 +2,14 @@
 
 from dataclasses import replace
 
-from corpus_hygiene.cache import FileCache
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from corpus_hygiene.cache import FileCache, decode, encode
+from corpus_hygiene.checks import load_policy
 from corpus_hygiene.ingest import discover
+from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
 from corpus_hygiene.process import process_file
 
 from .conftest import EXAMPLES
@@ -35,16 +41,16 @@ def test_a_changed_file_or_policy_is_a_miss_and_prune_drops_the_rest(tmp_path, p
     (src,) = discover(tmp_path / "in", policy.max_file_bytes).files
     result = process_file(src, policy, cache)
     assert not result.source.cached and "changed" in result.records[0].text
-    assert len(list(cache.folder.glob("*.json.gz"))) == 3
+    assert len(cache.entries()) == 3
     assert cache.prune(cache.keys_of([result.source], policy.sha256)) == 2
-    assert len(list(cache.folder.glob("*.json.gz"))) == 1
+    assert len(cache.entries()) == 1
 
 
 def test_a_damaged_entry_is_recomputed(tmp_path, policy):
     cache = FileCache(tmp_path / "cache")
     (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
     process_file(src, policy, cache)
-    for entry in cache.folder.glob("*.json.gz"):
+    for entry in cache.entries():
         entry.write_bytes(b"not gzip")
     result = process_file(src, policy, cache)
     assert not result.source.cached and len(result.records) == 2
@@ -68,3 +74,69 @@ def test_missing_names_the_files_without_an_entry_without_reading_any(tmp_path, 
         "a.txt",
         "b.txt",
     ]
+
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
+
+
+@st.composite
+def file_results(draw):
+    """A file's result with records whose per-file values may all agree or not (the two column forms)."""
+    n = draw(st.integers(0, 6))
+    one_file = draw(st.booleans())
+    records = []
+    for i in range(n):
+        text = draw(_text)
+        records.append(
+            Record(
+                source_file="a/b.txt" if one_file else draw(_text),
+                source_line=i + 3,
+                venue=draw(st.one_of(st.none(), st.sampled_from(["ICLR", "TALN"]))),
+                year=draw(st.one_of(st.none(), st.integers(1900, 2100))),
+                header_label=draw(st.sampled_from(["Papers", "论文列表"])),
+                header_lang=draw(st.sampled_from(["en", "zh"])),
+                text=text,
+                text_raw=draw(st.one_of(st.just(text), _text)),
+                lang=draw(st.sampled_from(["en", "zh", "und"])),
+                lang_confidence=draw(st.floats(0, 1)),
+                fixes=tuple(draw(st.lists(st.sampled_from(["mojibake", "latex", "markdown"]), max_size=3))),
+                record_id=draw(st.text("0123456789abcdef", min_size=32, max_size=32)),
+                n_words=draw(st.integers(0, 500)),
+                signature=draw(st.binary(min_size=8, max_size=8)),
+            )
+        )
+    header = Header(1, "ICLR 2026 Papers", "ICLR", 2026, "Papers", "en") if draw(st.booleans()) else None
+    source = SourceReport("a/b.txt", 123, "0" * 64, "utf_8", 1.0, ("bom",), header, 9, n)
+    rejected = [Rejected("a/b.txt", 2, "too_short", "3 characters", draw(st.one_of(st.none(), _text)))]
+    return FileResult(source, records, rejected, checked=draw(st.booleans()))
+
+
+@given(file_results())
+def test_an_entry_reads_back_equal_to_what_was_written(result):
+    back = decode(encode(result))
+    assert back == result
+    for a, b in zip(back.records, result.records, strict=True):  # equal and of the same types
+        assert type(a.fixes) is tuple and type(a.lang_confidence) is type(b.lang_confidence)
+
+
+def test_damaged_entries_are_errors_not_crashes_or_huge_allocations():
+    result = process_file(
+        next(f for f in discover(EXAMPLES, 1 << 20).files if f.rel_path == "fr/taln_2025.txt"), load_policy()
+    )
+    blob = encode(result)
+    assert decode(blob) == result
+    for damaged in (blob[:-5], b"chz1" + (1 << 60).to_bytes(8, "little") + blob[12:], b"not an entry"):
+        with pytest.raises((ValueError, OSError)):
+            decode(damaged)
+
+
+def test_prune_removes_entries_of_the_earlier_format_and_leaves_other_files(tmp_path, policy):
+    cache = FileCache(tmp_path / "cache")
+    (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
+    result = process_file(src, policy, cache)
+    (cache.folder / f"{'1' * 64}.json.gz").write_bytes(b"an entry of the format before")
+    (cache.folder / "verified-abc.npz").write_bytes(b"the near-duplicate memo")
+    assert cache.prune(cache.keys_of([result.source], policy.sha256)) == 1
+    assert sorted(p.name for p in cache.folder.iterdir()) == sorted(
+        [cache.entries()[0].name, "verified-abc.npz"]
+    )

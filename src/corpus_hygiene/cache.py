@@ -1,8 +1,8 @@
 """Per-file results cached with the dataset, so a scheduled re-run only processes new or changed files.
 
 Key: the file's path and sha256, the code fingerprint and the policy hash — any change to one of them
-is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), written
-aside and renamed into place. After a published run, entries that run did not use are removed, so
+is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), the records
+as columns, compressed with zstd; written aside and renamed into place. After a published run, entries that run did not use are removed, so
 files deleted from the input leave nothing behind.
 """
 
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import gzip
 import hashlib
 import json
 import os
 from pathlib import Path
+
+import orjson
+import pyarrow as pa
 
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.runinfo import code_fingerprint
@@ -25,44 +27,78 @@ def cache_dir_for(dataset_dir: Path | str) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.cache"
 
 
+# One entry: a format tag, the JSON's length (8 bytes, little-endian), the JSON compressed with zstd.
+# Measured on the 2,000 entries of a 100k-record corpus, against the gzip + json + one-object-per-record
+# layout before: zstd decompress 0.33 s (gunzip 1.15), orjson of the columns 0.46 s (json of rows 1.09).
+SUFFIX = ".json.zst"
+_MAGIC = b"chz1"
+_CODEC = pa.Codec("zstd", compression_level=3)
+_ENTRY_GLOBS = (f"*{SUFFIX}", "*.json.gz")  # the second: the format before, removed by the next prune
+_FIELDS = tuple(f.name for f in dataclasses.fields(Record) if f.name != "signature")  # in __init__ order
+
+
+def _column(values: list) -> list | dict:
+    """A column of one repeated value (a file's source_file, venue, header…) is stored once."""
+    return {"one": values[0]} if values and values.count(values[0]) == len(values) else values
+
+
+def _values(column: list | dict, n: int) -> list:
+    return [column["one"]] * n if isinstance(column, dict) else column
+
+
 def _to_json(result: FileResult) -> dict:
-    data = dataclasses.asdict(result)
-    # the signatures of all records as one base64 string (decoded once per file, then sliced)
-    data["signatures"] = base64.b64encode(b"".join(rec.signature for rec in result.records)).decode("ascii")
-    data["signature_size"] = len(result.records[0].signature) if result.records else 0
-    for rec in data["records"]:
-        del rec["signature"]
-        if rec["text_raw"] == rec["text"]:
-            rec["text_raw"] = None  # stored once; read back as the same object
-    return data
-
-
-_REPEATED = ("source_file", "venue", "header_label", "header_lang", "lang")
+    recs = result.records
+    columns = {name: [getattr(rec, name) for rec in recs] for name in _FIELDS}
+    # text_raw equal to text (nothing was repaired) is stored once; read back as the same object
+    columns["text_raw"] = [None if rec.text_raw == rec.text else rec.text_raw for rec in recs]
+    return {
+        "source": dataclasses.asdict(result.source),
+        "n_records": len(recs),
+        "records": {name: _column(values) for name, values in columns.items()},
+        # the signatures of all records as one base64 string (decoded once per file, then sliced)
+        "signatures": base64.b64encode(b"".join(rec.signature for rec in recs)).decode("ascii"),
+        "signature_size": len(recs[0].signature) if recs else 0,
+        "rejected": [dataclasses.asdict(r) for r in result.rejected],
+        "checked": result.checked,
+    }
 
 
 def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
-    blob, size = base64.b64decode(data["signatures"]), data["signature_size"]
-    if len(blob) != size * len(data["records"]):
+    n, size = data["n_records"], data["signature_size"]
+    blob = base64.b64decode(data["signatures"])
+    if len(blob) != size * n:
         raise ValueError("signatures do not match the records")
-    shared: dict = {}  # one object per distinct value: JSON makes a new string for every record
-    records = []
-    for i, r in enumerate(data["records"]):
-        for k in _REPEATED:
-            r[k] = shared.setdefault(r[k], r[k])
-        fixes = tuple(r["fixes"])
-        r["fixes"] = shared.setdefault(fixes, fixes)
-        if r["text_raw"] is None:
-            r["text_raw"] = r["text"]
-        records.append(Record(**r, signature=blob[i * size : (i + 1) * size]))
+    columns = {name: _values(data["records"][name], n) for name in _FIELDS}
+    if any(len(values) != n for values in columns.values()):
+        raise ValueError("record columns of different lengths")
+    columns["text_raw"] = [t if raw is None else raw for raw, t in zip(columns["text_raw"], columns["text"])]
+    shared: dict = {}  # one object per distinct value: JSON makes a new one for every record
+    columns["fixes"] = [shared.setdefault(f := tuple(fixes), f) for fixes in columns["fixes"]]
+    columns["lang"] = [shared.setdefault(lang, lang) for lang in columns["lang"]]
+    signatures = [blob[i * size : (i + 1) * size] for i in range(n)]
     return FileResult(
         source=SourceReport(**src),
-        records=records,
+        records=list(map(Record, *columns.values(), signatures)),
         rejected=[Rejected(**r) for r in data["rejected"]],
         checked=data["checked"],
     )
+
+
+def encode(result: FileResult) -> bytes:
+    raw = orjson.dumps(_to_json(result))
+    return _MAGIC + len(raw).to_bytes(8, "little") + _CODEC.compress(raw, asbytes=True)
+
+
+def decode(blob: bytes) -> FileResult:
+    if blob[:4] != _MAGIC:
+        raise ValueError("not a corpus-hygiene cache entry")
+    size = int.from_bytes(blob[4:12], "little")
+    if size > 1024 * len(blob) + (1 << 20):  # a damaged length must not become a huge allocation
+        raise ValueError("damaged cache entry")
+    return _from_json(orjson.loads(_CODEC.decompress(blob[12:], decompressed_size=size, asbytes=True)))
 
 
 class FileCache:
@@ -75,18 +111,15 @@ class FileCache:
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def get(self, key: str) -> FileResult | None:
-        path = self.folder / f"{key}.json.gz"
         try:
-            return _from_json(json.loads(gzip.decompress(path.read_bytes())))
-        except (OSError, ValueError, KeyError, TypeError):
+            return decode((self.folder / f"{key}{SUFFIX}").read_bytes())
+        except (OSError, ValueError, KeyError, TypeError, MemoryError, pa.ArrowException):
             return None  # absent or damaged: recomputed and overwritten
 
     def put(self, key: str, result: FileResult) -> None:
-        path = self.folder / f"{key}.json.gz"
+        path = self.folder / f"{key}{SUFFIX}"
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(
-            gzip.compress(json.dumps(_to_json(result), ensure_ascii=False).encode(), compresslevel=3)
-        )
+        tmp.write_bytes(encode(result))
         os.replace(tmp, path)
 
     def hits(self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str) -> dict:
@@ -109,7 +142,7 @@ class FileCache:
             src
             for src in files
             if not (sha := sha256_of.get(src.rel_path))
-            or not (self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}.json.gz").is_file()
+            or not (self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}{SUFFIX}").is_file()
         ]
 
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
@@ -118,8 +151,11 @@ class FileCache:
     def prune(self, keep: set[str]) -> int:
         """Remove every entry not in ``keep``; return how many were removed."""
         removed = 0
-        for path in self.folder.glob("*.json.gz"):
-            if path.name.removesuffix(".json.gz") not in keep:
+        for path in (p for pattern in _ENTRY_GLOBS for p in self.folder.glob(pattern)):
+            if path.name.removesuffix(SUFFIX) not in keep or not path.name.endswith(SUFFIX):
                 path.unlink(missing_ok=True)
                 removed += 1
         return removed
+
+    def entries(self) -> list[Path]:
+        return sorted(self.folder.glob(f"*{SUFFIX}"))
