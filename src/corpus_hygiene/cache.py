@@ -2,8 +2,8 @@
 
 Key: the file's path and sha256, the code fingerprint and the policy hash — any change to one of them
 is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), the records
-as columns, compressed with zstd; written aside and renamed into place. After a published run, entries that run did not use are removed, so
-files deleted from the input leave nothing behind.
+as columns, compressed with zstd; written aside and renamed into place. After a published run, entries
+that run did not use are removed, so files deleted from the input leave nothing behind.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def _from_json(data: dict) -> FileResult:
     columns = {name: _values(data["records"][name], n) for name in _FIELDS}
     if any(len(values) != n for values in columns.values()):
         raise ValueError("record columns of different lengths")
-    columns["text_raw"] = [t if raw is None else raw for raw, t in zip(columns["text_raw"], columns["text"])]
+    raws = zip(columns["text_raw"], columns["text"], strict=True)
+    columns["text_raw"] = [text if raw is None else raw for raw, text in raws]
     shared: dict = {}  # one object per distinct value: JSON makes a new one for every record
     columns["fixes"] = [shared.setdefault(f := tuple(fixes), f) for fixes in columns["fixes"]]
     columns["lang"] = [shared.setdefault(lang, lang) for lang in columns["lang"]]
