@@ -41,8 +41,8 @@ def _ref(file: str, line: int | None) -> str:
 
 
 def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
-    also_in = sorted(
-        (d.record.ref for d in dups), key=lambda r: (r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1]))
+    also_in = (  # most records have no duplicate: nothing to sort
+        sorted((d.record for d in dups), key=lambda r: (r.source_file, r.source_line)) if dups else []
     )
     return {
         "record_id": rec.record_id,
@@ -60,7 +60,7 @@ def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
         "n_words": rec.n_words,
         "fixes": list(rec.fixes),
         "dup_count": len(dups),
-        "also_in": also_in,
+        "also_in": [r.ref for r in also_in],
     }
 
 

@@ -64,7 +64,7 @@ def deduplicate(
     dups: list[DuplicateOf] = []
     canon: list[Record] = []
     for members in groups.values():
-        best = min(members, key=canonical_rank)
+        best = members[0] if len(members) == 1 else min(members, key=canonical_rank)
         canon.append(best)
         dups.extend(DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best)
     canon.sort(key=canonical_rank)
