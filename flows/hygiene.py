@@ -10,6 +10,7 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from corpus_hygiene.cluster import CLUSTER_KWARGS, quiet_distributed, restart_id
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, frame_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
+from corpus_hygiene.gc_policy import long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.models import FileResult, SourceFile
@@ -188,6 +190,7 @@ def gather_with_progress(
         batch = future.result()
         results[index[id(future)]] = batch
         _release(future)
+        gc.freeze()  # the results so far live to the end of the run: later collections skip them
         done += 1
         files += len(batch)
         records += sum(r.source.n_paragraphs for r in batch)
@@ -238,6 +241,20 @@ def hygiene_flow(
     max_file_mb: float | None = None,
     use_cache: bool = True,
 ):
+    try:
+        return _hygiene(input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache)
+    finally:
+        release_long_lived()  # the run's data was frozen out of the collector's sight (gc_policy.py)
+
+
+def _hygiene(
+    input_dir: str,
+    dataset_dir: str,
+    reports_dir: str,
+    policy_path: str | None,
+    max_file_mb: float | None,
+    use_cache: bool,
+):
     logger = get_run_logger()
     run_id = new_run_id()
     timings: dict[str, float] = {}
@@ -270,21 +287,25 @@ def hygiene_flow(
                 logger.info("%s; nothing to do", message)
                 return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
             # Cache hits are read here: a task run per unchanged file costs more than reading its entry.
-            cached = timed("cache_lookup", FileCache(cache_dir).hits, discovery.files, hashes, policy.sha256)
-            memo_file = memo_path(cache_dir, policy.dedup_config())
-            memo = timed("cache_lookup", load_memo, memo_file)
+            with long_lived():
+                cache = FileCache(cache_dir)
+                cached = timed("cache_lookup", cache.hits, discovery.files, hashes, policy.sha256)
+                memo_file = memo_path(cache_dir, policy.dedup_config())
+                memo = timed("cache_lookup", load_memo, memo_file)
         todo = [f for f in discovery.files if f.rel_path not in cached]
         groups = batches(todo, workers=_parallelism())
         labels = [f"{g[0].rel_path}" + (f" and {len(g) - 1} more" if len(g) > 1 else "") for g in groups]
         futures = process_files_task.map(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels
         )
-        fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
+        with long_lived(pause=False):  # the per-file code is not ours to vouch for: no pause
+            fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
         if futures and restart_idle_workers(_dask_client()):
             logger.info("per-file stage done: the local Dask workers restarted to give back their memory")
         done = {**cached, **{r.source.source_file: r for r in fresh}}
         results = [done[f.rel_path] for f in discovery.files]
-        asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy, quote(memo))
+        with long_lived():
+            asm = timed("assemble", assemble_dataset, quote(results), quote(discovery), policy, quote(memo))
         del futures, fresh, done, results, cached  # the records (texts, signatures) now live in asm's rows
         if memo is not None:
             logger.info(
