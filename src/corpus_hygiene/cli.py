@@ -77,9 +77,9 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
     only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
-    and their task runs would not be in the flow's server). So one is started here, and its URL handed
-    to this process (Prefect's settings context is fixed at import, hence ``temporary_settings``) and,
-    through the environment, to the workers the cluster spawns.
+    and their task runs would not be in the flow's server). So one is started here (``local_server``),
+    and its URL handed to this process (Prefect's settings context is fixed at import, hence
+    ``temporary_settings``) and, through the environment, to the workers the cluster spawns.
     """
     if address:
         yield lambda: address
@@ -88,11 +88,12 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
     from functools import cache
 
     from corpus_hygiene.cluster import local_cluster  # light: distributed is imported when it is called
+    from corpus_hygiene.local_server import TemporaryServer, free_port
 
     with ExitStack() as stack:
         serving = None
         stack.callback(lambda: serving is not None and _stop_server(serving))  # last, after the cluster
-        port = None if os.environ.get("PREFECT_API_URL") else _free_port()
+        port = None if os.environ.get("PREFECT_API_URL") else free_port()
         if port is not None:
             os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"  # before the workers spawn
             stack.callback(os.environ.pop, "PREFECT_API_URL", None)
@@ -102,12 +103,10 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
             starting = pool.submit(local_cluster, workers)
             stack.callback(lambda: starting.result().close())  # also when the server fails to start
 
-        def start_server():
-            from prefect.server.api.server import SubprocessASGIServer
-
-            started = SubprocessASGIServer(port=port)
-            started.start(timeout=180)
-            return started
+        def start_server() -> TemporaryServer:
+            server = TemporaryServer(port)
+            server.start(float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", 180)))
+            return server
 
         serving = pool.submit(start_server) if port is not None else None
 
@@ -135,14 +134,6 @@ def _stop_server(serving) -> None:
     except Exception:  # it did not start: the run has failed with that error already
         return
     server.stop()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager
