@@ -10,7 +10,6 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
-import gc
 import math
 import time
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from corpus_hygiene.cluster import CLUSTER_KWARGS, quiet_distributed, restart_id
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, frame_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
-from corpus_hygiene.gc_policy import long_lived, release_long_lived
+from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.models import FileResult, SourceFile
@@ -190,7 +189,7 @@ def gather_with_progress(
         batch = future.result()
         results[index[id(future)]] = batch
         _release(future)
-        gc.freeze()  # the results so far live to the end of the run: later collections skip them
+        freeze_alive()  # the results so far live to the end of the run: later collections skip them
         done += 1
         files += len(batch)
         records += sum(r.source.n_paragraphs for r in batch)
@@ -298,8 +297,7 @@ def _hygiene(
         futures = process_files_task.map(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels
         )
-        with long_lived(pause=False):  # the per-file code is not ours to vouch for: no pause
-            fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
+        fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
         if futures and restart_idle_workers(_dask_client()):
             logger.info("per-file stage done: the local Dask workers restarted to give back their memory")
         done = {**cached, **{r.source.source_file: r for r in fresh}}

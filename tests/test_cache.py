@@ -51,7 +51,7 @@ def test_a_damaged_entry_is_recomputed(tmp_path, policy):
     (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
     process_file(src, policy, cache)
     for entry in cache.entries():
-        entry.write_bytes(b"not gzip")
+        entry.write_bytes(b"not an entry")
     result = process_file(src, policy, cache)
     assert not result.source.cached and len(result.records) == 2
 

@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from corpus_hygiene.gc_policy import long_lived, release_long_lived
+from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +26,11 @@ def test_the_block_runs_paused_and_what_it_built_is_frozen_after():
     assert gc.get_freeze_count() == 0
 
 
-def test_without_pause_the_collector_runs_inside_and_a_disabled_one_stays_disabled():
-    with long_lived(pause=False):
-        assert gc.isenabled()
+def test_freeze_alive_moves_what_is_alive_and_a_disabled_collector_stays_disabled():
+    gc.unfreeze()
+    batch = [{"text": str(i)} for i in range(1000)]
+    freeze_alive()
+    assert gc.get_freeze_count() >= len(batch)
     gc.disable()
     with long_lived():
         pass

@@ -18,20 +18,23 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def long_lived(pause: bool = True) -> Iterator[None]:
-    """Run the block (with the collector paused unless ``pause`` is False), then freeze what is alive.
-
-    Pause only around code that makes no reference cycles of its own, or memory could grow until the
-    block ends; ``pause=False`` only freezes afterwards (for blocks that run third-party code)."""
+def long_lived() -> Iterator[None]:
+    """Run the block with the collector paused, then freeze what is alive. Only around code that makes
+    no reference cycles of its own, or memory could grow until the block ends."""
     enabled = gc.isenabled()
-    if pause:
-        gc.disable()
+    gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        freeze_alive()
         if enabled:
             gc.enable()
+
+
+def freeze_alive() -> None:
+    """Move everything alive now out of the collector's sight: for data that grows in steps while
+    other code runs (results gathered a batch at a time while the per-file code, not ours, runs)."""
+    gc.freeze()
 
 
 def release_long_lived() -> None:
