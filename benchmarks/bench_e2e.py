@@ -21,7 +21,6 @@ import json
 import os
 import random
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+from corpus_hygiene.local_server import free_port
 
 PER_FILE = 50
 HEADERS = {
@@ -95,9 +95,7 @@ def prefect_server(home: Path):
     """A long-lived Prefect server on loopback for the runs (PREFECT_API_URL in this environment)."""
     import httpx
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     log = (home.parent / "server.log").open("wb")
     proc = subprocess.Popen(

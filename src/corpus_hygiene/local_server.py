@@ -1,10 +1,11 @@
-"""Prefect's temporary API server for one ``hygiene run``, started by the CLI as its first step.
+"""Prefect's temporary API server for one ``hygiene run``, started by the CLI once its pre-check found work.
 
 It runs the command of Prefect's own ``SubprocessASGIServer`` (uvicorn with Prefect's app factory, UI
 off, the ephemeral-server flags). What this adds: the CLI does not import ``prefect.server`` to start
-it. That import took ~1.5 s on the core the flow's own imports ran on, and the server's own start
-only began after it: in a 1%-new run on the 100k corpus (the flow itself 12.7 s) the flow's first
-step came 8.5 s after the CLI started; 6.5 s with the server started from here.
+it. That import alone takes 3.8-3.9 s from the CLI's state (much of it Prefect itself, which the flow
+imports next on the same core), and the server's own start only began after it: in a 1%-new run on
+the 100k corpus (the flow itself 12.7 s) the flow's first step came 8.5 s after the CLI started;
+6.5 s with the server started from here.
 """
 
 from __future__ import annotations
