@@ -30,7 +30,7 @@ from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
-from corpus_hygiene.cluster import CLUSTER_KWARGS, quiet_distributed, restart_idle_workers
+from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, quiet_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, frame_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
@@ -298,8 +298,8 @@ def _hygiene(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels
         )
         fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
-        if futures and restart_idle_workers(_dask_client()):
-            logger.info("per-file stage done: the local Dask workers restarted to give back their memory")
+        if futures and close_idle_workers(_dask_client()):
+            logger.info("per-file stage done: the local Dask workers closed to give back their memory")
         done = {**cached, **{r.source.source_file: r for r in fresh}}
         results = [done[f.rel_path] for f in discovery.files]
         with long_lived():

@@ -56,6 +56,26 @@ def test_a_damaged_entry_is_recomputed(tmp_path, policy):
     assert not result.source.cached and len(result.records) == 2
 
 
+def test_entries_read_ahead_are_what_hits_returns_and_are_taken_once(tmp_path, policy):
+    from corpus_hygiene.current import hash_inputs
+
+    found = discover(EXAMPLES, policy.max_file_bytes)
+    hashes = hash_inputs(found)
+    cache = FileCache(tmp_path / "cache")
+    written = {f.rel_path: process_file(f, policy, cache) for f in found.files}
+    asked = []
+    stop_at_fourth = lambda: asked.append(1) or len(asked) > 3  # noqa: E731  (asked before each file)
+    assert cache.read_ahead(found.files, hashes, policy.sha256, stop_at_fourth) == 3
+    assert cache.read_ahead(found.files[:3], hashes, policy.sha256) == 0  # already read: not again
+    for entry in cache.entries():
+        entry.write_bytes(b"not an entry")  # from here on, only what was read ahead can be a hit
+    hits = cache.hits(found.files, hashes, policy.sha256)
+    assert sorted(hits) == sorted(f.rel_path for f in found.files[:3])
+    for path, result in hits.items():
+        assert result.source.cached and result.records == written[path].records
+    assert cache.hits(found.files, hashes, policy.sha256) == {}  # taken: the next lookup reads the disk
+
+
 def test_missing_names_the_files_without_an_entry_without_reading_any(tmp_path, policy):
     from corpus_hygiene.current import hash_inputs
     from corpus_hygiene.ingest import discover

@@ -8,7 +8,7 @@ import pytest
 
 from corpus_hygiene.cli import build_parser, main
 
-from .conftest import ROOT
+from .conftest import EXAMPLES, ROOT
 
 COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)
 
@@ -98,3 +98,27 @@ def test_summary_lines_fit_one_screen():
         "cache:      4 unchanged files reused",
         "changes:    +2 / -1 records since run run-0",
     ]
+
+
+def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_path, policy):
+    import argparse
+
+    from corpus_hygiene import cache as cache_module
+    from corpus_hygiene.cache import FileCache, cache_dir_for
+    from corpus_hygiene.cli import _precheck
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.process import process_file
+
+    files = discover(EXAMPLES, policy.max_file_bytes).files
+    cache = FileCache(cache_dir_for(tmp_path / "clean"))
+    for src in files[:4]:
+        process_file(src, policy, cache)
+    args = argparse.Namespace(input_dir=str(EXAMPLES), dataset_dir=str(tmp_path / "clean"), policy=None,
+                              max_file_mb=None)  # fmt: skip
+    check = _precheck(args)
+    assert check.current is None  # nothing published yet
+    assert check.todo_bytes == sum(f.size for f in files[4:])
+    try:
+        assert check.read_ahead(lambda: False) == 4
+    finally:
+        cache_module._READ_AHEAD.clear()  # not taken by a flow in this test

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -102,6 +103,10 @@ def decode(blob: bytes) -> FileResult:
     return _from_json(orjson.loads(_CODEC.decompress(blob[12:], decompressed_size=size, asbytes=True)))
 
 
+# Entries read before the flow asked for them (``FileCache.read_ahead``), taken by the first ``get``.
+_READ_AHEAD: dict[Path, FileResult] = {}
+
+
 class FileCache:
     def __init__(self, folder: Path | str) -> None:
         self.folder = Path(folder)
@@ -112,8 +117,11 @@ class FileCache:
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def get(self, key: str) -> FileResult | None:
+        path = self.folder / f"{key}{SUFFIX}"
+        if (ahead := _READ_AHEAD.pop(path, None)) is not None:
+            return ahead  # an entry is named by its content's key: what was read is what is there
         try:
-            return decode((self.folder / f"{key}{SUFFIX}").read_bytes())
+            return decode(path.read_bytes())
         except (OSError, ValueError, KeyError, TypeError, MemoryError, pa.ArrowException):
             return None  # absent or damaged: recomputed and overwritten
 
@@ -134,6 +142,27 @@ class FileCache:
                 result.source.cached = True
                 found[src.rel_path] = result
         return found
+
+    def read_ahead(
+        self,
+        files: list[SourceFile],
+        sha256_of: dict[str, str | None],
+        policy_sha256: str,
+        until: Callable[[], bool] = lambda: False,
+    ) -> int:
+        """Read the entries of these files now, for a later ``hits`` in this process to take instead
+        (the CLI does this while it waits for Prefect's server), stopping early once ``until()`` is
+        true; returns how many were read."""
+        read = 0
+        for src in files:
+            if until():
+                break
+            if sha := sha256_of.get(src.rel_path):
+                path = self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}{SUFFIX}"
+                if path not in _READ_AHEAD and (result := self.get(path.name.removesuffix(SUFFIX))):
+                    _READ_AHEAD[path] = result
+                    read += 1
+        return read
 
     def missing(
         self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str

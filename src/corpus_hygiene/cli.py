@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from corpus_hygiene import __version__
@@ -23,25 +24,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         return 2
     workers = args.workers
-    if not args.no_cache:
-        current, todo_bytes = _precheck(args)
-        if current is not None:
-            print(f"unchanged: {Path(args.dataset_dir).absolute()} ({current}) already holds the output of")
-            print("these inputs, policy and code; nothing to do (--no-cache runs everything again)")
-            return 0
-        if (
-            workers > 1
-            and not args.dask_address
-            and todo_bytes is not None
-            and todo_bytes < CLUSTER_MIN_BYTES
-        ):
-            print(
-                f"hygiene: {todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
-                f"without starting {workers} Dask workers",
-                file=sys.stderr,
-            )
-            workers = 1
-    with _local_runtime(workers, args.dask_address) as ready:
+    check = _Precheck() if args.no_cache else _precheck(args)
+    if check.current is not None:
+        print(f"unchanged: {Path(args.dataset_dir).absolute()} ({check.current}) already holds the output of")
+        print("these inputs, policy and code; nothing to do (--no-cache runs everything again)")
+        return 0
+    if (
+        workers > 1
+        and not args.dask_address
+        and check.todo_bytes is not None
+        and check.todo_bytes < CLUSTER_MIN_BYTES
+    ):
+        print(
+            f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
+            f"without starting {workers} Dask workers",
+            file=sys.stderr,
+        )
+        workers = 1
+    with _local_runtime(workers, args.dask_address, check.read_ahead) as ready:
         from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner  # while the cluster starts
 
         flow = with_task_runner(hygiene_flow, workers=workers, address=ready())
@@ -69,11 +69,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], str | None]]:
+def _local_runtime(
+    workers: int, address: str | None, read_ahead: Callable[[Callable[[], bool]], int] = lambda until: 0
+) -> Iterator[Callable[[], str | None]]:
     """What a run needs besides the flow: a Prefect API, and for ``--workers N`` the local Dask cluster.
     Both start in threads at once (~5 s each), while the caller imports the flow (~3 s); the yielded
     function waits for them and returns the cluster's address (``address`` itself when given, ``None``
-    for one worker).
+    for one worker). With one worker, this process would wait idle for the last ~3 s of the server's
+    start: it loads what the first batch of files needs (``warm_up``, 0.8 s) and reads cache entries
+    ahead for the flow (``read_ahead``, until the server is up) meanwhile.
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
     only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
@@ -87,7 +91,8 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
     from concurrent.futures import ThreadPoolExecutor
     from functools import cache
 
-    from corpus_hygiene.cluster import local_cluster  # light: distributed is imported when it is called
+    from corpus_hygiene.cluster import local_cluster, warm_up  # light: distributed is imported when called
+    from corpus_hygiene.gc_policy import long_lived
     from corpus_hygiene.local_server import TemporaryServer, free_port
 
     with ExitStack() as stack:
@@ -114,6 +119,10 @@ def _local_runtime(workers: int, address: str | None) -> Iterator[Callable[[], s
         def ready() -> str | None:
             cluster = starting.result() if starting is not None else None
             if serving is not None:
+                if cluster is None and not serving.done():
+                    warm_up()
+                    with long_lived():  # the entries live to the end of the run (gc_policy.py)
+                        read_ahead(serving.done)
                 server = serving.result()
                 if os.environ["PREFECT_API_URL"] != server.api_url:
                     # the port was taken meanwhile and the server moved: the workers must learn the URL
@@ -157,9 +166,16 @@ def _api_url(url: str) -> Iterator[None]:
 CLUSTER_MIN_BYTES = 16 << 20
 
 
-def _precheck(args: argparse.Namespace) -> tuple[str | None, int | None]:
-    """Before Prefect starts (~10 s): is the published dataset already this run's output (its version),
-    and how many bytes of input have no cache entry (``None`` when unknown)?"""
+@dataclass(frozen=True, slots=True)
+class _Precheck:
+    current: str | None = None  # the published version, when it already is this run's output
+    todo_bytes: int | None = None  # bytes of input without a cache entry (None: unknown)
+    read_ahead: Callable[[Callable[[], bool]], int] = lambda until: 0  # FileCache.read_ahead of the hits
+
+
+def _precheck(args: argparse.Namespace) -> _Precheck:
+    """What the CLI finds before Prefect starts (~6 s): is the published dataset already this run's
+    output, how much input has no cache entry, and how to read the entries of the rest."""
     from corpus_hygiene.cache import FileCache, cache_dir_for
     from corpus_hygiene.checks import PolicyError, load_policy
     from corpus_hygiene.current import current_version, hash_inputs, run_key
@@ -170,14 +186,21 @@ def _precheck(args: argparse.Namespace) -> tuple[str | None, int | None]:
         max_bytes = int(args.max_file_mb * 1024 * 1024) if args.max_file_mb else policy.max_file_bytes
         discovery = discover(args.input_dir, max_bytes)
     except (PolicyError, InputRootError):
-        return None, None  # the flow reports these
+        return _Precheck()  # the flow reports these
     hashes = hash_inputs(discovery)
     current = current_version(args.dataset_dir, run_key(discovery, hashes, policy))
     try:
         cache = FileCache(cache_dir_for(args.dataset_dir))
     except OSError:
-        return current, None  # the flow reports it
-    return current, sum(f.size for f in cache.missing(discovery.files, hashes, policy.sha256))
+        return _Precheck(current)  # the flow reports it
+    missing = cache.missing(discovery.files, hashes, policy.sha256)
+    absent = {f.rel_path for f in missing}
+    hits = [f for f in discovery.files if f.rel_path not in absent]
+    return _Precheck(
+        current,
+        sum(f.size for f in missing),
+        lambda until: cache.read_ahead(hits, hashes, policy.sha256, until),
+    )
 
 
 def _top(counts: dict, n: int = 6) -> str:
