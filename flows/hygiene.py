@@ -30,7 +30,7 @@ from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
-from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, quiet_distributed
+from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, frame_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
@@ -225,7 +225,7 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
 
     if address:
         return flow_fn.with_options(task_runner=DaskTaskRunner(address=address))
-    quiet_distributed()
+    configure_distributed()
     return flow_fn.with_options(
         task_runner=DaskTaskRunner(cluster_kwargs=CLUSTER_KWARGS | {"n_workers": workers})
     )

@@ -9,11 +9,18 @@ import logging
 CLUSTER_KWARGS = {"threads_per_worker": 1, "processes": True, "dashboard_address": None}
 
 
-def quiet_distributed() -> None:
+def configure_distributed() -> None:
+    """Set before a local cluster is made (its workers get this process's Dask config)."""
+    import dask.config
+
     # distributed logs every scheduler/nanny step at INFO, and a race at cluster shutdown ("Batched Comm
     # Closed", CommClosedError) with a traceback, after the flow has finished: noise for a CLI user.
     logging.getLogger("distributed").setLevel(logging.WARNING)
-    logging.getLogger("distributed.nanny").setLevel(logging.ERROR)  # "Restarting worker": we asked it to
+    logging.getLogger("distributed.nanny").setLevel(logging.ERROR)
+    # Each worker samples the stacks of its threads every 10 ms for the dashboard's profile (no dashboard
+    # here). Without it, 400 files on 2 workers took 5-10% less CPU (three alternating pairs: 43.4 vs
+    # 46.6, 42.2 vs 44.1, 35.9 vs 40.4 CPU s).
+    dask.config.set({"distributed.worker.profile.enabled": False})
 
 
 OWNED: dict[str, object] = {}  # scheduler address -> a cluster made here (closing its workers is ours to do)
@@ -25,7 +32,7 @@ def local_cluster(workers: int):
     happens while Prefect starts, not on the first batch of files."""
     from distributed import Client, LocalCluster
 
-    quiet_distributed()
+    configure_distributed()
     cluster = LocalCluster(n_workers=workers, **CLUSTER_KWARGS)
     with Client(cluster) as client:
         client.run(warm_up)
