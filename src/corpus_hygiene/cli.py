@@ -76,8 +76,9 @@ def _local_runtime(
     Both start in threads at once (~5 s each), while the caller imports the flow (~3 s); the yielded
     function waits for them and returns the cluster's address (``address`` itself when given, ``None``
     for one worker). With one worker, this process would wait idle for the last ~3 s of the server's
-    start: it loads what the first batch of files needs (``warm_up``, 0.8 s) and reads cache entries
-    ahead for the flow (``read_ahead``, until the server is up) meanwhile.
+    start: it loads what the first batch of files needs (``warm_up``, 0.8 s) and what the gates' first
+    validation needs (``gates.warm_up``, 0.9 s), and reads cache entries ahead for the flow
+    (``read_ahead``, until the server is up) meanwhile.
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
     only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
@@ -91,6 +92,7 @@ def _local_runtime(
     from concurrent.futures import ThreadPoolExecutor
     from functools import cache
 
+    from corpus_hygiene.checks import gates  # imported by the flow module anyway
     from corpus_hygiene.cluster import local_cluster, warm_up  # light: distributed is imported when called
     from corpus_hygiene.gc_policy import long_lived
     from corpus_hygiene.local_server import TemporaryServer, free_port
@@ -121,8 +123,9 @@ def _local_runtime(
             if serving is not None:
                 if cluster is None and not serving.done():
                     warm_up()
+                    gates.warm_up()
                     with long_lived():  # the entries live to the end of the run (gc_policy.py)
-                        read_ahead(serving.done)
+                        read_ahead(serving.done)  # last: it stops when the server answers
                 server = serving.result()
                 if os.environ["PREFECT_API_URL"] != server.api_url:
                     # the port was taken meanwhile and the server moved: the workers must learn the URL
