@@ -158,8 +158,9 @@ class FileCache:
             if until():
                 break
             if sha := sha256_of.get(src.rel_path):
-                path = self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}{SUFFIX}"
-                if path not in _READ_AHEAD and (result := self.get(path.name.removesuffix(SUFFIX))):
+                key = self.key(src.rel_path, sha, policy_sha256)
+                path = self.folder / f"{key}{SUFFIX}"
+                if path not in _READ_AHEAD and (result := self.get(key)):
                     _READ_AHEAD[path] = result
                     read += 1
         return read

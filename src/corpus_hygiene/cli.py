@@ -77,7 +77,7 @@ def _local_runtime(
     function waits for them and returns the cluster's address (``address`` itself when given, ``None``
     for one worker). With one worker, this process would wait idle for the last ~3 s of the server's
     start: it loads what the first batch of files needs (``warm_up``, 0.8 s) and what the gates' first
-    validation needs (``gates.warm_up``, 0.9 s), and reads cache entries ahead for the flow
+    validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the flow
     (``read_ahead``, until the server is up) meanwhile.
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
