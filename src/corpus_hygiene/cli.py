@@ -68,15 +68,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1
 
 
+def _no_read_ahead(until: Callable[[], bool]) -> int:
+    return 0
+
+
 @contextmanager
 def _local_runtime(
-    workers: int, address: str | None, read_ahead: Callable[[Callable[[], bool]], int] = lambda until: 0
+    workers: int, address: str | None, read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead
 ) -> Iterator[Callable[[], str | None]]:
     """What a run needs besides the flow: a Prefect API, and for ``--workers N`` the local Dask cluster.
     Both start in threads at once (~5 s each), while the caller imports the flow (~3 s); the yielded
     function waits for them and returns the cluster's address (``address`` itself when given, ``None``
     for one worker). With one worker, this process would wait idle for the last ~3 s of the server's
-    start: it loads what the first batch of files needs (``warm_up``, 0.8 s) and what the gates' first
+    start: it loads what the first batch of files needs (``warm_up``, 0.7-0.9 s) and what the gates' first
     validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the flow
     (``read_ahead``, until the server is up) meanwhile.
 
@@ -173,7 +177,7 @@ CLUSTER_MIN_BYTES = 16 << 20
 class _Precheck:
     current: str | None = None  # the published version, when it already is this run's output
     todo_bytes: int | None = None  # bytes of input without a cache entry (None: unknown)
-    read_ahead: Callable[[Callable[[], bool]], int] = lambda until: 0  # FileCache.read_ahead of the hits
+    read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead  # FileCache.read_ahead of the hits
 
 
 def _precheck(args: argparse.Namespace) -> _Precheck:

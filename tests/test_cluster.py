@@ -1,0 +1,26 @@
+"""The local Dask cluster of --workers N: its workers are closed once the per-file stage is done."""
+
+import time
+
+
+def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
+    from distributed import Client, LocalCluster
+
+    from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, local_cluster
+
+    ours = local_cluster(1)
+    other = LocalCluster(n_workers=1, **(CLUSTER_KWARGS | {"dashboard_address": ":0"}))  # as --dask-address
+    try:
+        with Client(ours) as client, Client(other) as theirs:
+            assert len(client.scheduler_info()["workers"]) == 1
+            assert close_idle_workers(client)
+            deadline = time.monotonic() + 30
+            while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert client.scheduler_info()["workers"] == {}
+            assert not close_idle_workers(theirs)
+            assert len(theirs.scheduler_info()["workers"]) == 1
+            assert not close_idle_workers(None)
+    finally:
+        ours.close()
+        other.close()
