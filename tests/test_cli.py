@@ -122,3 +122,33 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
         assert check.read_ahead(lambda: False) == 4
     finally:
         cache_module._READ_AHEAD.clear()  # not taken by a flow in this test
+
+
+def test_the_server_spawned_before_the_precheck_is_stopped_when_there_is_nothing_to_do(
+    tmp_path, monkeypatch, capsys
+):
+    from corpus_hygiene import cli
+    from corpus_hygiene.local_server import TemporaryServer
+
+    spawned = []
+    real_spawn = TemporaryServer.spawn
+
+    def spawn(self):
+        spawned.append(self)
+        return real_spawn(self)
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(TemporaryServer, "spawn", spawn)
+    process = None
+
+    def precheck(args):
+        nonlocal process
+        process = spawned[0].process  # the server is starting while the pre-check runs
+        assert os.environ["PREFECT_API_URL"] == spawned[0].api_url
+        return cli._Precheck(current="20261203T000000Z-abcdef")
+
+    monkeypatch.setattr(cli, "_precheck", precheck)
+    assert main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "clean")]) == 0
+    assert capsys.readouterr().out.startswith(f"unchanged: {tmp_path / 'clean'} (20261203T000000Z-abcdef)")
+    assert process is not None and process.poll() is not None  # stopped, not left behind
+    assert "PREFECT_API_URL" not in os.environ

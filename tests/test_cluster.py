@@ -1,6 +1,11 @@
 """The local Dask cluster of --workers N: its workers are closed once the per-file stage is done."""
 
+import logging
 import time
+
+
+def _worker_log_level() -> int:
+    return logging.getLogger("distributed.worker").level
 
 
 def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
@@ -13,7 +18,13 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
     try:
         with Client(ours) as client, Client(other) as theirs:
             assert len(client.scheduler_info()["workers"]) == 1
+            levels = []
+            scale = ours.scale
+            ours.scale = lambda n: levels.append(client.run(_worker_log_level)) or scale(n)
             assert close_idle_workers(client)
+            ours.scale = scale  # (the cluster's close calls it again, from its event loop)
+            # quiet before the scale-down: a heartbeat cut by it logs a traceback at ERROR otherwise
+            assert list(levels[0].values()) == [logging.CRITICAL]
             deadline = time.monotonic() + 30
             while client.scheduler_info()["workers"] and time.monotonic() < deadline:
                 time.sleep(0.1)

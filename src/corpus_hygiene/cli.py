@@ -9,8 +9,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from corpus_hygiene import __version__
+
+if TYPE_CHECKING:
+    from corpus_hygiene.local_server import TemporaryServer
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -23,37 +27,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    workers = args.workers
-    check = _Precheck() if args.no_cache else _precheck(args)
-    if check.current is not None:
-        print(f"unchanged: {Path(args.dataset_dir).absolute()} ({check.current}) already holds the output of")
-        print("these inputs, policy and code; nothing to do (--no-cache runs everything again)")
-        return 0
-    if (
-        workers > 1
-        and not args.dask_address
-        and check.todo_bytes is not None
-        and check.todo_bytes < CLUSTER_MIN_BYTES
-    ):
-        print(
-            f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
-            f"without starting {workers} Dask workers",
-            file=sys.stderr,
-        )
-        workers = 1
-    with _local_runtime(workers, args.dask_address, check.read_ahead) as ready:
-        from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner  # while the cluster starts
+    with ExitStack() as stack:
+        server = None if args.dask_address else _temporary_server(stack)  # stopped when this block ends
+        check = _Precheck() if args.no_cache else _precheck(args)
+        if check.current is not None:
+            print(f"unchanged: {Path(args.dataset_dir).absolute()} ({check.current}): nothing to do")
+            print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
+            return 0
+        workers = _workers_for(args, check)
+        with _local_runtime(workers, args.dask_address, check.read_ahead, server) as ready:
+            from corpus_hygiene.flows import hygiene  # imported while the cluster and the server start
 
-        flow = with_task_runner(hygiene_flow, workers=workers, address=ready())
-        state = flow(
-            input_dir=args.input_dir,
-            dataset_dir=args.dataset_dir,
-            reports_dir=args.reports_dir,
-            policy_path=args.policy,
-            max_file_mb=args.max_file_mb,
-            use_cache=not args.no_cache,
-            return_state=True,
-        )
+            flow = hygiene.with_task_runner(hygiene.hygiene_flow, workers=workers, address=ready())
+            state = flow(
+                input_dir=args.input_dir,
+                dataset_dir=args.dataset_dir,
+                reports_dir=args.reports_dir,
+                policy_path=args.policy,
+                max_file_mb=args.max_file_mb,
+                use_cache=not args.no_cache,
+                return_state=True,
+            )
     outcome = state.result(raise_on_failure=False)
     if state.is_completed() and getattr(outcome, "ok", False):
         print(f"run {outcome.run_id}: {outcome.message}")
@@ -68,27 +62,65 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1
 
 
+def _workers_for(args: argparse.Namespace, check: _Precheck) -> int:
+    workers = args.workers
+    if (
+        workers > 1
+        and not args.dask_address
+        and check.todo_bytes is not None
+        and check.todo_bytes < CLUSTER_MIN_BYTES
+    ):
+        print(
+            f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
+            f"without starting {workers} Dask workers",
+            file=sys.stderr,
+        )
+        workers = 1
+    return workers
+
+
+def _temporary_server(stack: ExitStack):
+    """Prefect's API for this run, spawned first: its start (3.2-3.5 s of imports on a core of its own)
+    is the longest wait of a run, and the pre-check, which may find there is nothing to do, takes well
+    under a second beside it (``stack`` stops it then). ``None`` when PREFECT_API_URL names a server.
+
+    Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
+    only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
+    and their task runs would not be in the flow's server). So one is started here (``local_server``),
+    and its URL handed to this process and, through the environment, to the workers the cluster spawns.
+    """
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    from corpus_hygiene.local_server import TemporaryServer, free_port
+
+    server = TemporaryServer(free_port())
+    os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported and the workers spawn
+    stack.callback(os.environ.pop, "PREFECT_API_URL", None)
+    stack.callback(server.stop)
+    return server.spawn()
+
+
 def _no_read_ahead(until: Callable[[], bool]) -> int:
     return 0
 
 
 @contextmanager
 def _local_runtime(
-    workers: int, address: str | None, read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead
+    workers: int,
+    address: str | None,
+    read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead,
+    server: TemporaryServer | None = None,
 ) -> Iterator[Callable[[], str | None]]:
-    """What a run needs besides the flow: a Prefect API, and for ``--workers N`` the local Dask cluster.
-    Both start in threads at once (~5 s each), while the caller imports the flow (~3 s); the yielded
-    function waits for them and returns the cluster's address (``address`` itself when given, ``None``
-    for one worker). With one worker, this process would wait idle for the last ~3 s of the server's
-    start: it loads what the first batch of files needs (``warm_up``, 0.7-0.9 s) and what the gates' first
-    validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the flow
-    (``read_ahead``, until the server is up) meanwhile.
-
-    Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
-    only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
-    and their task runs would not be in the flow's server). So one is started here (``local_server``),
-    and its URL handed to this process (Prefect's settings context is fixed at import, hence
-    ``temporary_settings``) and, through the environment, to the workers the cluster spawns.
+    """What a run needs besides the flow: the Prefect API of ``server`` (spawned, see
+    ``_temporary_server``), and for ``--workers N`` the local Dask cluster. The cluster starts in a
+    thread (~5 s) and the server is waited for in another, while the caller imports the flow (~2 s);
+    the yielded function waits for both and returns the cluster's address (``address`` itself when
+    given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
+    server's start: it loads what the first batch of files needs (``warm_up``, 0.7-0.9 s) and what the
+    gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the
+    flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings context is fixed at
+    import, so a server that had to move to another port is handed to this process with
+    ``temporary_settings`` (and to the workers through the environment).
     """
     if address:
         yield lambda: address
@@ -99,27 +131,15 @@ def _local_runtime(
     from corpus_hygiene.checks import gates  # imported by the flow module anyway
     from corpus_hygiene.cluster import local_cluster, warm_up  # light: distributed is imported when called
     from corpus_hygiene.gc_policy import long_lived
-    from corpus_hygiene.local_server import TemporaryServer, free_port
 
     with ExitStack() as stack:
-        serving = None
-        stack.callback(lambda: serving is not None and _stop_server(serving))  # last, after the cluster
-        port = None if os.environ.get("PREFECT_API_URL") else free_port()
-        if port is not None:
-            os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"  # before the workers spawn
-            stack.callback(os.environ.pop, "PREFECT_API_URL", None)
         pool = stack.enter_context(ThreadPoolExecutor(2))
         starting = None
         if workers > 1:
             starting = pool.submit(local_cluster, workers)
             stack.callback(lambda: starting.result().close())  # also when the server fails to start
-
-        def start_server() -> TemporaryServer:
-            server = TemporaryServer(port)
-            server.start(float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", 180)))
-            return server
-
-        serving = pool.submit(start_server) if port is not None else None
+        timeout = float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", 180))
+        serving = pool.submit(server.wait, timeout) if server is not None else None
 
         @cache  # waits once; later calls return the same address
         def ready() -> str | None:
@@ -130,26 +150,18 @@ def _local_runtime(
                     gates.warm_up()
                     with long_lived():  # the entries live to the end of the run (gc_policy.py)
                         read_ahead(serving.done)  # last: it stops when the server answers
-                server = serving.result()
-                if os.environ["PREFECT_API_URL"] != server.api_url:
+                api_url = serving.result()
+                if os.environ["PREFECT_API_URL"] != api_url:
                     # the port was taken meanwhile and the server moved: the workers must learn the URL
-                    os.environ["PREFECT_API_URL"] = server.api_url
+                    os.environ["PREFECT_API_URL"] = api_url
                     if cluster is not None:
                         cluster.close()
                         cluster = local_cluster(workers)
                         stack.callback(cluster.close)
-                stack.enter_context(_api_url(server.api_url))
+                stack.enter_context(_api_url(api_url))
             return cluster.scheduler_address if cluster is not None else None
 
         yield ready
-
-
-def _stop_server(serving) -> None:
-    try:
-        server = serving.result()
-    except Exception:  # it did not start: the run has failed with that error already
-        return
-    server.stop()
 
 
 @contextmanager

@@ -50,8 +50,17 @@ def close_idle_workers(client) -> bool:
     cluster = OWNED.get(client.scheduler.address) if client is not None else None
     if cluster is None:
         return False
+    client.run(_quiet_while_closing)
     cluster.scale(0)
     return True
+
+
+def _quiet_while_closing() -> None:
+    # A worker's heartbeat can be under way when the scheduler retires it: the worker then logs
+    # "Failed to communicate with scheduler during heartbeat" with a CommClosedError traceback, at
+    # ERROR (dask/distributed#9032), on the console of a run that went well. Nothing it logs after
+    # this point is about the run: the per-file results are gathered.
+    logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
 
 
 def warm_up() -> None:
