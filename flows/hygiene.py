@@ -32,7 +32,7 @@ from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
 from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
-from corpus_hygiene.dataset import PublishError, frame_slices, publish
+from corpus_hygiene.dataset import PublishError, StagedVersion, frame_slices, publish, to_frame
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
 from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
@@ -123,10 +123,27 @@ def assemble_dataset(
 
 
 @task(name="check_gates", cache_policy=NO_CACHE)
-def check_gates(asm: Assembled, policy: Policy) -> list[GateResult]:
-    # a slice at a time: pandas copies of every text of a 1M-record table would be ~2 GB more
-    frames = {name: frame_slices(rows, name) for name, rows in asm.tables().items()}
+def check_gates(asm: Assembled, policy: Policy, staged: StagedVersion | None = None) -> list[GateResult]:
+    """The gates, a slice of each table at a time (pandas copies of every text of a 1M-record table
+    would be ~2 GB more). With ``staged``, each slice the gates read is also written to the new
+    version's Parquet file: the rows are converted to Arrow once, not once for the gates and once for
+    publishing (~0.8 s per 100k records), and the file is written while the gates run."""
+    tables = asm.tables()
+    if staged is not None:
+        try:
+            frames = {name: map(to_frame, staged.write_slices(name, rows)) for name, rows in tables.items()}
+            return evaluate_gates(asm.counts, frames, policy)
+        except OSError:  # writing failed (the disk): the gates alone; publishing writes the tables again
+            staged.discard()
+    frames = {name: frame_slices(rows, name) for name, rows in tables.items()}
     return evaluate_gates(asm.counts, frames, policy)
+
+
+def _staging(dataset_dir: str, run_id: str) -> StagedVersion | None:
+    try:
+        return StagedVersion(dataset_dir, run_id)
+    except (PublishError, OSError):  # the folder cannot take a new version: publishing says why, later
+        return None
 
 
 def _io_error(task, run, state) -> bool:
@@ -140,9 +157,19 @@ def _io_error(task, run, state) -> bool:
     retry_delay_seconds=1,
     retry_condition_fn=_io_error,
 )
-def publish_dataset(dataset_dir: str, run_id: str, asm: Assembled, metrics: dict) -> str:
+def publish_dataset(
+    dataset_dir: str, run_id: str, asm: Assembled, metrics: dict, staged: StagedVersion | None = None
+) -> str:
+    """Commit the version the gates staged; or, without one (or on a retry), write it all again."""
     extra = {"schema.json": schema_json(), "README.md": dataset_card(metrics)}
-    return str(publish(dataset_dir, run_id, asm.tables(), manifest_from_metrics(metrics), extra_files=extra))
+    manifest = manifest_from_metrics(metrics)
+    if staged is not None and staged.open:
+        try:
+            return str(staged.commit(manifest, extra_files=extra))
+        except OSError:
+            staged.discard()  # a retry writes the version from the rows
+            raise
+    return str(publish(dataset_dir, run_id, asm.tables(), manifest, extra_files=extra))
 
 
 @task(name="write_report", cache_policy=NO_CACHE)
@@ -314,7 +341,8 @@ def _hygiene(
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))
 
-    gates = timed("gates", check_gates, quote(asm), policy)
+    staged = _staging(dataset_dir, run_id)
+    gates = timed("gates", check_gates, quote(asm), policy, quote(staged))
     metrics = build_metrics(
         run_id=run_id,
         input_dir=input_dir,
@@ -329,10 +357,14 @@ def _hygiene(
     metrics["changes"] = changes_since_previous(dataset_dir, asm.records, asm.quarantine)
     broken = [g for g in gates if not g.passed]
     if broken:
+        if staged is not None:
+            staged.discard()
         reasons = "; ".join(f"{g.name}: {g.detail}" for g in broken)
         return failed(f"gate failed, nothing published: {reasons}", metrics, asm)
     try:
-        version = timed("publish", publish_dataset, dataset_dir, run_id, quote(asm), quote(metrics))
+        version = timed(
+            "publish", publish_dataset, dataset_dir, run_id, quote(asm), quote(metrics), quote(staged)
+        )
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
     if cache_dir:  # entries of files that are gone (or changed) since would only pile up

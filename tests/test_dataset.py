@@ -186,3 +186,38 @@ def test_kill_at_a_random_moment_while_publishing_repeatedly(tmp_path, delay):
     _run_killer(tmp_path, target, "loop", n=20_000, kill_after=delay)
     verify_checksums(target)
     assert len(read_dataset(target)) in (5, 20_000)
+
+
+def test_a_staged_version_gives_the_bytes_of_publish_and_the_slices_the_gates_read(tmp_path, monkeypatch):
+    from corpus_hygiene import dataset
+    from corpus_hygiene.dataset import StagedVersion, sha256_file
+
+    monkeypatch.setattr(dataset, "ROW_GROUP", 2)  # three row groups of records
+    tables = _tables(5)
+    whole = publish(tmp_path / "whole", "run-1", tables, {})
+    staged = StagedVersion(tmp_path / "staged", "run-1")
+    slices = list(staged.write_slices("records", tables["records"]))
+    assert [len(s) for s in slices] == [2, 2, 1]
+    assert pa.concat_tables(slices).to_pylist() == tables["records"]
+    for name in ("duplicates", "quarantine"):
+        staged.write(name, tables[name])
+    version = staged.commit({})
+    for name in ("records", "duplicates", "quarantine"):
+        assert sha256_file(version / f"{name}.parquet") == sha256_file(whole / f"{name}.parquet")
+    assert verify_checksums(tmp_path / "staged")["outputs"]["records.parquet"]["rows"] == 5
+
+
+def test_a_discarded_or_incomplete_staged_version_is_never_published(tmp_path):
+    from corpus_hygiene.dataset import StagedVersion
+
+    target = tmp_path / "clean"
+    publish(target, "run-1", _tables(3), {})
+    staged = StagedVersion(target, "run-2")
+    staged.write("records", _tables(1)["records"])
+    with pytest.raises(PublishError, match=r"tables not written: \['duplicates', 'quarantine'\]"):
+        staged.commit({})
+    staged.discard()
+    assert not list((tmp_path / ".clean.versions").glob("*.partial"))
+    with pytest.raises(PublishError, match="cannot be published"):
+        staged.commit({})
+    assert verify_checksums(target)["run_id"] == "run-1"

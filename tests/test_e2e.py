@@ -404,6 +404,7 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     assert line.startswith("hygiene: run failed: gate failed, nothing published: quarantine_share: ")
     assert "quarantined; the policy allows 20%" in line
     assert verify_checksums(tmp_path / "clean")["run_id"] == before
+    assert not list((tmp_path / ".clean.versions").glob("*.partial"))  # the version the gates staged
     newest = max((tmp_path / "reports").glob("*.metrics.json"), key=lambda p: p.stat().st_mtime)
     failed_metrics = json.loads(newest.read_text())
     assert failed_metrics["outcome"].startswith("gate failed, nothing published")

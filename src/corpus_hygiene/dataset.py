@@ -94,17 +94,37 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_dictionary": True}
 ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a time
 
 
 def write_table(rows: list[dict], schema: pa.Schema, path: Path) -> None:
     """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
     written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more)."""
-    with pq.ParquetWriter(
-        path, schema, compression="zstd", write_statistics=True, use_dictionary=True
-    ) as writer:
+    for _ in write_slices(rows, schema, path):
+        pass
+
+
+def write_slices(rows: list[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
+    """``write_table``, yielding each row group's Arrow table as it goes to the file, for a caller that
+    reads the rows too (the gates): the rows are converted to Arrow once for both. Each row group is
+    written in a thread of its own while the caller works on the slice (pyarrow encodes and compresses
+    without the GIL). The file is complete, and fsynced, once the iterator is exhausted."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    # the pool closes first: a write under way ends before the file does (also when the caller stops)
+    with (
+        pq.ParquetWriter(path, schema, **PARQUET_OPTIONS) as writer,
+        ThreadPoolExecutor(1, thread_name_prefix="parquet") as pool,
+    ):
+        pending = None
         for lo in range(0, max(len(rows), 1), ROW_GROUP):
-            writer.write_table(pa.Table.from_pylist(rows[lo : lo + ROW_GROUP], schema=schema))
+            table = pa.Table.from_pylist(rows[lo : lo + ROW_GROUP], schema=schema)
+            if pending is not None:
+                pending.result()  # row groups in order
+            pending = pool.submit(writer.write_table, table)
+            yield table
+        pending.result()
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
 
@@ -136,6 +156,86 @@ def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
     os.symlink(os.path.relpath(legacy, dataset_dir.parent), dataset_dir)
 
 
+class StagedVersion:
+    """A new version being written in ``versions/<run_id>.partial``, where no reader looks: the tables
+    (``write``, or ``write_slices`` for a caller that reads each slice too), then ``commit`` (the other
+    files, the manifest, the atomic switch) or ``discard``. ``publish`` is the three steps at once; the
+    flow stages the tables while the gates read them and commits only when every gate passed."""
+
+    def __init__(self, dataset_dir: Path | str, run_id: str) -> None:
+        self.dataset_dir = Path(dataset_dir)
+        self.run_id = run_id
+        self.dataset_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.versions = versions_dir(self.dataset_dir)
+        self.versions.mkdir(exist_ok=True)
+        for stale in self.versions.glob("*.partial"):  # left by a run that died mid-publish
+            shutil.rmtree(stale, ignore_errors=True)
+        _adopt_existing(self.dataset_dir, self.versions)
+        self.path = self.versions / f"{run_id}.partial"
+        self.path.mkdir()
+        self.outputs: dict[str, dict] = {}
+        self.open = True  # until committed or discarded
+
+    def write_slices(self, name: str, rows: list[dict]) -> Iterator[pa.Table]:
+        path = self.path / f"{name}.parquet"
+        yield from write_slices(rows, TABLES[name], path)
+        self.outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(rows)}
+
+    def write(self, name: str, rows: list[dict]) -> None:
+        for _ in self.write_slices(name, rows):
+            pass
+
+    def discard(self) -> None:
+        self.open = False
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def commit(
+        self,
+        manifest: dict,
+        checkpoint: Callable[[str], None] = lambda step: None,
+        extra_files: dict[str, str] | None = None,
+    ) -> Path:
+        """Complete the version and switch DATASET_DIR to it atomically. Returns the version path."""
+        missing = [name for name in TABLES if f"{name}.parquet" not in self.outputs]
+        if not self.open:
+            raise PublishError(f"version {self.run_id} cannot be published: it was committed or discarded")
+        if missing:
+            raise PublishError(f"version {self.run_id} cannot be published: tables not written: {missing}")
+        self.open = False
+        staging, outputs = self.path, dict(self.outputs)
+        for name, content in (extra_files or {}).items():  # schema.json, README.md: before the manifest
+            path = staging / name
+            path.write_text(content, "utf-8")
+            outputs[name] = {"sha256": sha256_file(path)}
+        full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=self.run_id, outputs=outputs)
+        tmp = staging / "manifest.json.tmp"
+        tmp.write_text(
+            json.dumps(full_manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
+        )
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, staging / "manifest.json")
+        _fsync_dir(staging)
+        checkpoint("wrote manifest")
+
+        final = self.versions / self.run_id
+        os.rename(staging, final)
+        _fsync_dir(self.versions)
+        checkpoint("version complete")
+
+        dataset_dir = self.dataset_dir
+        link_tmp = dataset_dir.parent / f".{dataset_dir.name}.link-{self.run_id}"
+        if link_tmp.is_symlink():
+            link_tmp.unlink()
+        os.symlink(os.path.relpath(final, dataset_dir.parent), link_tmp)
+        checkpoint("link ready")
+        os.replace(link_tmp, dataset_dir)  # the atomic switch
+        _fsync_dir(dataset_dir.parent)
+        checkpoint("switched")
+        _prune(self.versions, keep={final.name, _previous_name(self.versions, final)})
+        return final
+
+
 def publish(
     dataset_dir: Path | str,
     run_id: str,
@@ -148,50 +248,11 @@ def publish(
 
     ``checkpoint(step)`` is called between steps; tests use it to kill the process at every point.
     """
-    dataset_dir = Path(dataset_dir)
-    dataset_dir.parent.mkdir(parents=True, exist_ok=True)
-    versions = versions_dir(dataset_dir)
-    versions.mkdir(exist_ok=True)
-    for stale in versions.glob("*.partial"):  # left by a run that died mid-publish
-        shutil.rmtree(stale, ignore_errors=True)
-    _adopt_existing(dataset_dir, versions)
-
-    staging = versions / f"{run_id}.partial"
-    staging.mkdir()
-    outputs = {}
-    for name, schema in TABLES.items():
-        path = staging / f"{name}.parquet"
-        write_table(tables[name], schema, path)
-        outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(tables[name])}
+    staged = StagedVersion(dataset_dir, run_id)
+    for name in TABLES:
+        staged.write(name, tables[name])
         checkpoint(f"wrote {name}")
-    for name, content in (extra_files or {}).items():  # schema.json, README.md: written before the manifest
-        path = staging / name
-        path.write_text(content, "utf-8")
-        outputs[name] = {"sha256": sha256_file(path)}
-    full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=run_id, outputs=outputs)
-    tmp = staging / "manifest.json.tmp"
-    tmp.write_text(json.dumps(full_manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8")
-    with open(tmp, "rb+") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, staging / "manifest.json")
-    _fsync_dir(staging)
-    checkpoint("wrote manifest")
-
-    final = versions / run_id
-    os.rename(staging, final)
-    _fsync_dir(versions)
-    checkpoint("version complete")
-
-    link_tmp = dataset_dir.parent / f".{dataset_dir.name}.link-{run_id}"
-    if link_tmp.is_symlink():
-        link_tmp.unlink()
-    os.symlink(os.path.relpath(final, dataset_dir.parent), link_tmp)
-    checkpoint("link ready")
-    os.replace(link_tmp, dataset_dir)  # the atomic switch
-    _fsync_dir(dataset_dir.parent)
-    checkpoint("switched")
-    _prune(versions, keep={final.name, _previous_name(versions, final)})
-    return final
+    return staged.commit(manifest, checkpoint, extra_files)
 
 
 def _previous_name(versions: Path, current: Path) -> str | None:
