@@ -30,6 +30,7 @@ from corpus_hygiene.card import dataset_card, schema_json
 from corpus_hygiene.changes import changes_since_previous
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.checks.gates import GateResult, evaluate_gates
+from corpus_hygiene.checks.gates import warm_up as gates_warm_up
 from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, StagedVersion, frame_slices, publish, to_frame
@@ -324,6 +325,10 @@ def _hygiene(
         futures = process_files_task.map(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels
         )
+        if futures and _dask_client() is not None:
+            # this process only waits for the workers now: it makes the gates' first validation here
+            # (0.6-0.9 s) rather than in the gates (a one-worker run does it while the server starts)
+            gates_warm_up()
         fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
         if futures and close_idle_workers(_dask_client()):
             logger.info("per-file stage done: the local Dask workers closed to give back their memory")
