@@ -1,5 +1,6 @@
 """The corpus-hygiene Prefect flow:
-discover → process each file (mapped) → assemble (checks, dedup) → gates → publish → report.
+discover → process each file (mapped) → assemble (checks, dedup) → gates (which also write the new
+version's Parquet files, not yet visible) → publish (commit: manifest, atomic switch) → report.
 
 Thin on purpose: every stage is a plain function in ``corpus_hygiene``; this module only wires them,
 times them, and turns expected failures into a Failed state with a one-line message. Large values

@@ -152,3 +152,16 @@ def test_the_server_spawned_before_the_precheck_is_stopped_when_there_is_nothing
     assert capsys.readouterr().out.startswith(f"unchanged: {tmp_path / 'clean'} (20261203T000000Z-abcdef)")
     assert process is not None and process.poll() is not None  # stopped, not left behind
     assert "PREFECT_API_URL" not in os.environ
+
+
+def test_runs_on_the_temporary_server_send_no_flow_run_heartbeats():
+    from prefect.settings import get_current_settings
+
+    from corpus_hygiene.cli import _api_url
+
+    before = get_current_settings().flows.heartbeat_frequency
+    with _api_url("http://127.0.0.1:9/api"):
+        settings = get_current_settings()
+        assert settings.api.url == "http://127.0.0.1:9/api"
+        assert settings.flows.heartbeat_frequency is None  # the engine then starts no heartbeat thread
+    assert get_current_settings().flows.heartbeat_frequency == before

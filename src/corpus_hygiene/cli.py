@@ -166,10 +166,14 @@ def _local_runtime(
 
 @contextmanager
 def _api_url(url: str) -> Iterator[None]:
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    """The temporary server's settings for this process. Also no flow-run heartbeats: they let a
+    long-lived server find runs that crashed, and this server lives for one run; at the flow's end
+    Prefect joined the heartbeat thread, which wakes once a second, and the run waited for it (0.82 s
+    of a 1%-new run's main thread, py-spy)."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
     try:
-        with temporary_settings(updates={PREFECT_API_URL: url}):
+        with temporary_settings(updates={PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
             yield
     finally:
         # send what is queued for the server while it is up (else the log worker retries at exit)
