@@ -98,18 +98,13 @@ PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_diction
 ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a time
 
 
-def write_table(rows: list[dict], schema: pa.Schema, path: Path) -> None:
-    """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
-    written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more)."""
-    for _ in write_slices(rows, schema, path):
-        pass
-
-
 def write_slices(rows: list[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
-    """``write_table``, yielding each row group's Arrow table as it goes to the file, for a caller that
-    reads the rows too (the gates): the rows are converted to Arrow once for both. Each row group is
-    written in a thread of its own while the caller works on the slice (pyarrow encodes and compresses
-    without the GIL). The file is complete, and fsynced, once the iterator is exhausted."""
+    """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
+    written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more). Each row
+    group's Arrow table is also yielded, for a caller that reads the rows too (the gates): the rows are
+    converted once for both. Each row group is written in a thread while the caller works on the slice
+    (pyarrow encodes and compresses without the GIL). The file is complete, and fsynced, once the
+    iterator is exhausted."""
     from concurrent.futures import ThreadPoolExecutor
 
     # the pool closes first: a write under way ends before the file does (also when the caller stops)
