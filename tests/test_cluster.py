@@ -2,7 +2,11 @@
 
 import gc
 import logging
+import os
 import time
+
+import dask.config
+import psutil
 
 
 def _worker_log_level() -> int:
@@ -21,6 +25,11 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
             assert len(client.scheduler_info()["workers"]) == 1
             # warmed up: what the per-file work imported is out of the cyclic collector's sight
             assert min(client.run(gc.get_freeze_count).values()) > 100_000
+            # forked from the warm forkserver, not spawned by this process and warmed up each
+            parents = set(client.run(os.getppid).values())
+            assert len(parents) == 1 and parents != {os.getpid()}
+            assert "forkserver" in " ".join(psutil.Process(parents.pop()).cmdline())
+            assert dask.config.get("distributed.admin.tick.interval") == "1s"
             levels = []
             scale = ours.scale
             ours.scale = lambda n: levels.append(client.run(_worker_log_level)) or scale(n)
