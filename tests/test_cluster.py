@@ -47,3 +47,38 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
     finally:
         ours.close()
         other.close()
+
+
+def _forkservers() -> list:
+    found = []
+    for proc in psutil.Process().children():
+        try:
+            if "multiprocessing.forkserver" in " ".join(proc.cmdline()):
+                found.append(proc)
+        except psutil.Error:  # gone meanwhile
+            pass
+    return found
+
+
+def _wait_until(condition, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return condition()
+
+
+def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the_next_cluster():
+    from distributed import Client
+
+    from corpus_hygiene.cluster import close_idle_workers, local_cluster
+
+    for _ in range(2):  # the second cluster: multiprocessing starts the forkserver again, preloaded
+        cluster = local_cluster(1)
+        try:
+            with Client(cluster) as client:
+                assert min(client.run(gc.get_freeze_count).values()) > 100_000
+                assert len(_forkservers()) == 1
+                assert close_idle_workers(client)
+                assert _wait_until(lambda: not _forkservers())
+        finally:
+            cluster.close()
