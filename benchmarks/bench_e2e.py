@@ -130,6 +130,18 @@ def _tree_rss(proc: psutil.Process) -> int:
     return total
 
 
+def _tree_pss(proc: psutil.Process) -> int:
+    """The same tree's proportional set size: a page shared by n processes counts 1/n in each. Local
+    Dask workers are forked from a warm forkserver and share most of their memory with it, which the
+    sum of RSS counts once per process. Slower to read (the kernel walks the page tables): sampled
+    less often."""
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_full_info().pss
+    return total
+
+
 def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     start = time.perf_counter()
     cmd = [
@@ -147,9 +159,12 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     ]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         popen = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
-        tree, peak_tree = psutil.Process(popen.pid), 0
-        while popen.poll() is None:  # sampled every 0.2 s: the sum over the process tree
+        tree, peak_tree, peak_pss, samples = psutil.Process(popen.pid), 0, 0, 0
+        while popen.poll() is None:  # sampled every 0.2 s (PSS every 1 s): sums over the process tree
             peak_tree = max(peak_tree, _tree_rss(tree))
+            if samples % 5 == 0:
+                peak_pss = max(peak_pss, _tree_pss(tree))
+            samples += 1
             time.sleep(0.2)
         stdout.seek(0), stderr.seek(0)
         proc = subprocess.CompletedProcess(cmd, popen.returncode, stdout.read(), stderr.read())
@@ -163,6 +178,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
             "outcome": proc.stdout.splitlines()[0],
             "peak_rss_mb_children": peak,
             "peak_rss_mb_process_tree": round(peak_tree / 2**20),
+            "peak_pss_mb_process_tree": round(peak_pss / 2**20),
         }
     run_id = proc.stdout.split()[1].rstrip(":")
     metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
@@ -173,6 +189,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         "files_from_cache": metrics["files_from_cache"],
         "peak_rss_mb_children": peak,  # the largest single process of all runs so far
         "peak_rss_mb_process_tree": round(peak_tree / 2**20),  # all processes of this run together
+        "peak_pss_mb_process_tree": round(peak_pss / 2**20),  # the same, shared pages counted once
     }
 
 
