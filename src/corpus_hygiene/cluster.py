@@ -66,7 +66,8 @@ def local_cluster(workers: int):
     """A local Dask cluster of ``workers`` processes, warmed up: each has imported the per-file stage,
     loaded the language profiles and made the MinHash permutations (~3 CPU s; once, in the forkserver
     they are forked from, see ``_fork_workers_warm``), so that this happens while Prefect starts, not
-    on the first batch of files. ``warm_up`` runs in each worker all the same: a no-op when forked warm."""
+    on the first batch of files. ``warm_up`` runs in each worker all the same (when forked warm, it
+    only repeats what is loaded; spawned, e.g. where there is no forkserver, it does the work)."""
     from distributed import Client, LocalCluster
 
     global _CLUSTERS_MADE
