@@ -82,3 +82,24 @@ def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the
                 assert _wait_until(lambda: not _forkservers())
         finally:
             cluster.close()
+
+
+def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(monkeypatch):
+    """The CLI's path when Prefect's temporary server moved to another port: workers forked from the
+    forkserver of before would have the old PREFECT_API_URL in their environment (and their Prefect)."""
+    from distributed import Client
+
+    from corpus_hygiene.cluster import local_cluster, stop_idle_forkserver
+
+    seen = []
+    for mark in ("before", "after"):
+        monkeypatch.setenv("CORPUS_HYGIENE_TEST_MARK", mark)
+        assert stop_idle_forkserver()  # no worker runs from it: stopped (or none was running)
+        cluster = local_cluster(1)
+        try:
+            with Client(cluster) as client:
+                seen += client.run(os.getenv, "CORPUS_HYGIENE_TEST_MARK").values()
+                assert not stop_idle_forkserver()  # a worker runs from it: left alone
+        finally:
+            cluster.close()
+    assert seen == ["before", "after"]

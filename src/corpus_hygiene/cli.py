@@ -87,7 +87,7 @@ def _temporary_server(stack: ExitStack):
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
     only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
     and their task runs would not be in the flow's server). So one is started here (``local_server``),
-    and its URL handed to this process and, through the environment, to the workers the cluster spawns.
+    and its URL handed to this process and, through the environment, to the workers the cluster starts.
     """
     if os.environ.get("PREFECT_API_URL"):
         return None
@@ -120,7 +120,8 @@ def _local_runtime(
     gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the
     flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings context is fixed at
     import, so a server that had to move to another port is handed to this process with
-    ``temporary_settings`` (and to the workers through the environment).
+    ``temporary_settings`` (and to the workers through the environment: a new cluster, forked from a
+    new forkserver).
     """
     if address:
         yield lambda: address
@@ -129,7 +130,7 @@ def _local_runtime(
     from functools import cache
 
     from corpus_hygiene.checks import gates  # imported by the flow module anyway
-    from corpus_hygiene.cluster import local_cluster, warm_up  # light: distributed is imported when called
+    from corpus_hygiene.cluster import local_cluster, stop_idle_forkserver, warm_up  # light to import
     from corpus_hygiene.gc_policy import long_lived
 
     with ExitStack() as stack:
@@ -156,6 +157,7 @@ def _local_runtime(
                     os.environ["PREFECT_API_URL"] = api_url
                     if cluster is not None:
                         cluster.close()
+                        stop_idle_forkserver()  # the workers' Prefect was imported there, with the old URL
                         cluster = local_cluster(workers)
                         stack.callback(cluster.close)
                 stack.enter_context(_api_url(api_url))

@@ -27,7 +27,7 @@ def configure_distributed() -> None:
     dask.config.set({"distributed.worker.profile.enabled": False})
     # Dask's housekeeping, in the scheduler (this process) and in every worker: an event-loop health
     # check every 20 ms, psutil samples for a dashboard every 0.5 s, the worker's memory every 0.1 s.
-    # Two idle workers and their scheduler took 11% of a core with the defaults, 2.4% with these (20 s
+    # Two idle workers and their scheduler took 10-11% of a core with the defaults, 2.4% with these (20 s
     # each, psutil); on a 2-core machine that share came out of the per-file work. The memory limit is
     # still enforced, within a second.
     dask.config.set(
@@ -101,36 +101,42 @@ def _stop_forkserver_when_idle(timeout: float = 120.0) -> None:
     """In the background: once the forkserver the workers came from has no child left (every worker
     closed, of any cluster of this process), stop it too. It holds the warm-up (~310 MB, 260 MB of
     it its own once the workers are gone) that the global steps can use; multiprocessing starts it
-    again, preloaded as before, for the next cluster of a process that lives on (``hygiene serve``).
-    ``ForkServer._stop`` is how CPython's own tests stop it: it closes the server's lifeline, waits
-    for its exit and clears the state under multiprocessing's lock (killing it instead raced with the
-    next cluster's start: its first worker could connect to a server on its way out)."""
-    from multiprocessing import forkserver
-
-    import psutil  # with distributed
-
-    server = forkserver._forkserver
-    if not hasattr(server, "_stop"):
-        return
+    again, preloaded as before, for the next cluster of a process that lives on (``hygiene serve``)."""
     made = _CLUSTERS_MADE
 
     def stop() -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with _FORKSERVER_LOCK:
-                pid = server._forkserver_pid
-                if _CLUSTERS_MADE != made or pid is None:
-                    return  # a newer cluster forks from it, or it is not running
-                try:
-                    busy = bool(psutil.Process(pid).children())
-                except psutil.Error:
-                    busy = False
-                if not busy:
-                    server._stop()
-                    return
+                if _CLUSTERS_MADE != made or stop_idle_forkserver():
+                    return  # a newer cluster forks from it, or it is stopped
             time.sleep(0.2)
 
     threading.Thread(target=stop, name="stop-forkserver", daemon=True).start()
+
+
+def stop_idle_forkserver() -> bool:
+    """Stop this process's forkserver unless a worker still runs from it; True when none runs after.
+    The next local cluster starts a new one, which imports Prefect with the environment of then (the
+    CLI calls this when the temporary server moved to another port). ``ForkServer._stop`` is how
+    CPython's own tests stop it: it closes the server's lifeline, waits for its exit and clears the
+    state under multiprocessing's lock (killing it instead raced with the next cluster's start: its
+    first worker could connect to a server on its way out)."""
+    from multiprocessing import forkserver
+
+    import psutil  # with distributed
+
+    server = forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None or not hasattr(server, "_stop"):
+        return pid is None
+    try:
+        if psutil.Process(pid).children():
+            return False
+    except psutil.Error:
+        pass  # gone already: _stop reaps it
+    server._stop()
+    return True
 
 
 def _quiet_while_closing() -> None:
