@@ -37,9 +37,7 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
             ours.scale = scale  # (the cluster's close calls it again, from its event loop)
             # quiet before the scale-down: a heartbeat cut by it logs a traceback at ERROR otherwise
             assert list(levels[0].values()) == [logging.CRITICAL]
-            deadline = time.monotonic() + 30
-            while client.scheduler_info()["workers"] and time.monotonic() < deadline:
-                time.sleep(0.1)
+            _wait_until(lambda: not client.scheduler_info()["workers"])
             assert client.scheduler_info()["workers"] == {}
             assert not close_idle_workers(theirs)
             assert len(theirs.scheduler_info()["workers"]) == 1

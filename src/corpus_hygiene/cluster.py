@@ -58,8 +58,8 @@ def _fork_workers_warm() -> None:
 
 
 OWNED: dict[str, object] = {}  # scheduler address -> a cluster made here (closing its workers is ours to do)
+# held while a local cluster's workers start, and while the forkserver is found idle and stopped
 _FORKSERVER_LOCK = threading.Lock()
-_CLUSTERS_MADE = 0
 
 
 def local_cluster(workers: int):
@@ -70,10 +70,8 @@ def local_cluster(workers: int):
     only repeats what is loaded; spawned, e.g. where there is no forkserver, it does the work)."""
     from distributed import Client, LocalCluster
 
-    global _CLUSTERS_MADE
     configure_distributed()
-    with _FORKSERVER_LOCK:  # not stopped under the new cluster's feet (_stop_forkserver_when_idle)
-        _CLUSTERS_MADE += 1
+    with _FORKSERVER_LOCK:  # not stopped under the new cluster's feet (stop_idle_forkserver)
         cluster = LocalCluster(n_workers=workers, **CLUSTER_KWARGS)
     with Client(cluster) as client:
         client.run(warm_up)
@@ -102,14 +100,10 @@ def _stop_forkserver_when_idle(timeout: float = 120.0) -> None:
     closed, of any cluster of this process), stop it too. It holds the warm-up (~310 MB, 260 MB of
     it its own once the workers are gone) that the global steps can use; multiprocessing starts it
     again, preloaded as before, for the next cluster of a process that lives on (``hygiene serve``)."""
-    made = _CLUSTERS_MADE
 
     def stop() -> None:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with _FORKSERVER_LOCK:
-                if _CLUSTERS_MADE != made or stop_idle_forkserver():
-                    return  # a newer cluster forks from it, or it is stopped
+        while time.monotonic() < deadline and not stop_idle_forkserver():
             time.sleep(0.2)
 
     threading.Thread(target=stop, name="stop-forkserver", daemon=True).start()
@@ -127,16 +121,17 @@ def stop_idle_forkserver() -> bool:
     import psutil  # with distributed
 
     server = forkserver._forkserver
-    pid = getattr(server, "_forkserver_pid", None)
-    if pid is None or not hasattr(server, "_stop"):
-        return pid is None
-    try:
-        if psutil.Process(pid).children():
-            return False
-    except psutil.Error:
-        pass  # gone already: _stop reaps it
-    server._stop()
-    return True
+    with _FORKSERVER_LOCK:  # a cluster starting now forks from it: its workers are children once started
+        pid = getattr(server, "_forkserver_pid", None)
+        if pid is None or not hasattr(server, "_stop"):
+            return pid is None
+        try:
+            if psutil.Process(pid).children():
+                return False
+        except psutil.Error:
+            pass  # gone already: _stop reaps it
+        server._stop()
+        return True
 
 
 def _quiet_while_closing() -> None:
