@@ -1,6 +1,7 @@
 """The unchanged re-run short-cut: the run key and when a published dataset counts as current."""
 
 import dataclasses
+import os
 
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import publish
@@ -37,3 +38,42 @@ def test_current_only_for_the_same_key_and_an_intact_dataset(tmp_path):
     assert current_version(target, "k2") is None
     (version / "records.parquet").write_bytes(b"damaged")
     assert current_version(target, "k1") is None  # a damaged dataset is rebuilt, not trusted
+
+
+def test_a_different_key_reads_no_published_file(tmp_path, monkeypatch):
+    import corpus_hygiene.dataset as dataset
+
+    target = tmp_path / "clean"
+    publish(target, "run-1", _tables(3), {"run_key": "k1"})
+    read = []
+    real = dataset.sha256_file
+    monkeypatch.setattr(dataset, "sha256_file", lambda path: read.append(path.name) or real(path))
+    assert current_version(target, "k2") is None and read == []
+    assert current_version(target, "k1") is not None and "records.parquet" in read
+
+
+def test_inputs_hashed_again_only_when_written_since(tmp_path, policy, monkeypatch):
+    import hashlib
+
+    import corpus_hygiene.current as current
+
+    (tmp_path / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
+    (tmp_path / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
+    found = discover(tmp_path, policy.max_file_bytes)
+    first = hash_inputs(found)
+    hashed = []
+
+    class Counting:
+        @staticmethod
+        def sha256():
+            hashed.append(1)
+            return hashlib.sha256()
+
+    monkeypatch.setattr(current, "hashlib", Counting)
+    assert hash_inputs(found) == first and hashed == []  # the pre-check's hashes, for the flow
+    before = (tmp_path / "b.txt").stat()
+    (tmp_path / "b.txt").write_text("ICLR 2025 Papers\n\nAnother two.\n", "utf-8")  # same size
+    os.utime(tmp_path / "b.txt", ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same mtime
+    again = hash_inputs(found)
+    assert hashed == [1] and again["a.txt"] == first["a.txt"]
+    assert again["b.txt"] == hashlib.sha256((tmp_path / "b.txt").read_bytes()).hexdigest() != first["b.txt"]

@@ -3,6 +3,7 @@ stops with the run."""
 
 import json
 import socket
+import urllib.error
 import urllib.request
 
 import pytest
@@ -49,3 +50,58 @@ def test_a_taken_port_moves_it_to_another():
             assert server.port != port and _health(url)
         finally:
             server.stop()
+
+
+class _Answer:
+    status = 200
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def read(self) -> bytes:
+        return b"true"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+class _Running:
+    def poll(self):
+        return None
+
+
+def _asked(monkeypatch, fail_on: str | None = None) -> list:
+    """What ``wait`` asks a server that answers (no process: urlopen replaced)."""
+    import corpus_hygiene.local_server as local_server
+
+    asked = []
+
+    def urlopen(request, timeout):
+        url = request if isinstance(request, str) else request.full_url
+        body = None if isinstance(request, str) or request.data is None else json.loads(request.data)
+        asked.append((url.split("/api", 1)[1], body))
+        if fail_on and url.endswith(fail_on):
+            raise urllib.error.URLError("refused")
+        return _Answer(url)
+
+    monkeypatch.setattr(local_server.urllib.request, "urlopen", urlopen)
+    server = TemporaryServer(8)
+    server.process = _Running()
+    assert server.wait(timeout=5) == "http://127.0.0.1:8/api"
+    return asked
+
+
+def test_once_it_answers_it_is_asked_what_a_flow_asks_first(monkeypatch):
+    assert _asked(monkeypatch) == [
+        ("/health", None),
+        ("/admin/version", None),
+        ("/flow_runs/filter", {"limit": 1}),
+        ("/task_runs/filter", {"limit": 1}),
+    ]
+
+
+def test_a_failed_warm_up_request_still_gives_the_url(monkeypatch):
+    assert _asked(monkeypatch, fail_on="/admin/version") == [("/health", None), ("/admin/version", None)]

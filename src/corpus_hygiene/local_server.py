@@ -17,6 +17,7 @@ registration memoized, the server imported every installed Prefect collection to
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -31,6 +32,8 @@ SERVER_ONLY = {
     "PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "false",
     "PREFECT_SERVER_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false",
 }
+# what a flow's start asks the server first (GET, or POST with a body): see TemporaryServer._warm_up
+WARM_UP = (("/admin/version", None), ("/flow_runs/filter", {"limit": 1}), ("/task_runs/filter", {"limit": 1}))
 PORT_TAKEN = 3  # uvicorn's exit code when it cannot bind (Prefect's class starts again elsewhere too)
 
 
@@ -84,12 +87,31 @@ class TemporaryServer:
             try:
                 with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as response:
                     if response.status == 200:
+                        self._warm_up()
                         return self.api_url
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"Prefect's temporary server did not answer within {timeout:.0f} s")
+
+    def _warm_up(self) -> None:
+        """Ask once what a flow's start asks first. A new server answers its first request of a route
+        in 0.3-0.4 s (``/admin/version``; the first query of flow runs likewise), then in ~5 ms; asked
+        here, that happens while the CLI still waits for its cluster or reads the cache ahead, not on
+        the flow's first step (a flow's body began 0.43-0.58 s after its call, against 0.81-0.99 s,
+        three alternating pairs). Read-only and best effort: a failure only leaves it cold."""
+        for path, body in WARM_UP:
+            request = urllib.request.Request(
+                f"{self.api_url}{path}",
+                data=None if body is None else json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    response.read()
+            except (urllib.error.URLError, OSError):
+                return
 
     def start(self, timeout: float = 180.0) -> str:
         return self.spawn().wait(timeout)
