@@ -151,14 +151,16 @@ def test_candidate_pairs_are_exactly_the_pairs_sharing_a_band(rows):
 @given(
     st.lists(st.tuples(st.lists(st.integers(0, 2), min_size=8, max_size=8), st.booleans()), max_size=40),
     st.integers(1, 64),
+    st.sampled_from([(4, 2), (2, 4), (2, 3)]),  # bands of one 64-bit word, two, and two with padding
 )
-def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows, chunk):
+def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows, chunk, shape):
     """The re-run's search (``fresh``) finds exactly the full search's pairs that have a fresh record,
     whatever the chunking of its pairs."""
     from corpus_hygiene.dedup import near
 
-    cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.0)
-    sig = np.array([r for r, _ in rows], dtype=np.uint32).reshape(len(rows), 8)
+    bands, per_band = shape
+    cfg = DedupConfig(num_perm=bands * per_band, bands=bands, rows=per_band, min_candidate_jaccard=0.0)
+    sig = np.array([r for r, _ in rows], dtype=np.uint32).reshape(len(rows), 8)[:, : bands * per_band]
     fresh = np.array([f for _, f in rows], dtype=bool)
     n = len(sig)
     full = candidate_pairs(sig, cfg)
@@ -171,6 +173,21 @@ def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows
         for a, b in zip(x, y, strict=True)
     ]  # one run of all n records: every fresh record with every other one, once per fresh member
     assert sorted(pairs) == sorted((i, j) for i in range(n) if fresh[i] for j in range(n) if j != i)
+
+
+def test_a_band_hash_that_only_collides_makes_no_pair():
+    """The re-run's search picks records by a 64-bit hash of the band; records that share the hash but
+    not the band are sorted with the rest and make no pair."""
+    from corpus_hygiene.dedup import near
+
+    m = 0x9E3779B97F4A7C15
+    fresh_band, twin = (5, 7), (6, (7 - m) % 2**64)  # h = w0 * m + w1 (mod 2**64): equal for both
+    keys = np.array([fresh_band, twin, fresh_band, (1, 1)], dtype=np.uint64)
+    fresh = np.array([True, False, False, False])
+    assert near._sharing_a_fresh_key(keys, fresh).tolist() == [0, 1, 2]  # the twin too
+    sig = keys.view(np.uint32)  # one band of 4 uint32 values a record
+    cfg = DedupConfig(num_perm=4, bands=1, rows=4, min_candidate_jaccard=0.0)
+    assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == [2 * 4 + 0]  # records 0 and 2 only
 
 
 def test_candidate_pairs_odd_rows_and_empty_input():

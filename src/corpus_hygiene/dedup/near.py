@@ -188,13 +188,36 @@ def candidate_pairs(
     kept = [np.empty(0, dtype=np.int64)]
     for band in range(config.bands):
         keys = _band_keys(signatures, band, config.rows)
-        order = np.lexsort(keys.T[::-1])
+        # a re-run sorts only the records whose band may equal a fresh record's, not every record
+        rows = _sharing_a_fresh_key(keys, fresh) if fresh is not None else None
+        order = np.lexsort((keys if rows is None else keys[rows]).T[::-1])
+        order = order if rows is None else rows[order]
         ordered = keys[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
         del keys, ordered
         pair_runs = _fresh_pairs(order, same, fresh) if fresh is not None else _all_pairs(order, same)
         kept.extend(_estimate_filter(a, b, signatures, low, cjk, config) for a, b in pair_runs)
     return np.unique(np.concatenate(kept))
+
+
+def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+    """The records (ascending) whose band hash equals a fresh record's: every record of a fresh record's
+    run, plus the rare record whose hash only collides (the runs, grouped on the whole band, drop it).
+    A search of the sorted fresh hashes for each record: ~N log F instead of sorting all N records on
+    the band (F = fresh records, ~1% in a re-run)."""
+    hashed = keys[:, 0].copy()
+    for word in range(1, keys.shape[1]):  # wraps modulo 2**64: a hash, compared exactly later
+        hashed = hashed * np.uint64(0x9E3779B97F4A7C15) + keys[:, word]
+    wanted = np.unique(hashed[fresh])
+    if not len(wanted):
+        return np.empty(0, dtype=np.intp)
+    # a table of the fresh hashes' top 20 bits (1 MB) first: the binary search then only sees the
+    # records that pass it (~F / 2**20 of the others), not all N (~90 ms a band at 1M records)
+    table = np.zeros(1 << 20, dtype=bool)
+    table[wanted >> np.uint64(44)] = True
+    maybe = np.flatnonzero(table[hashed >> np.uint64(44)])
+    at = np.minimum(np.searchsorted(wanted, hashed[maybe]), len(wanted) - 1)
+    return maybe[wanted[at] == hashed[maybe]]
 
 
 def _all_pairs(order: np.ndarray, same: np.ndarray):
