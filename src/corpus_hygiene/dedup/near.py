@@ -203,8 +203,8 @@ def candidate_pairs(
 def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
     """The records (ascending) whose band hash equals a fresh record's: every record of a fresh record's
     run, plus the rare record whose hash only collides (the runs, grouped on the whole band, drop it).
-    A search of the sorted fresh hashes for each record: ~N log F instead of sorting all N records on
-    the band (F = fresh records, ~1% in a re-run)."""
+    A table lookup for each of the N records and a binary search for the few that pass, instead of
+    sorting all N on the band (F = fresh records, ~1% in a re-run)."""
     hashed = keys[:, 0].copy()
     for word in range(1, keys.shape[1]):  # wraps modulo 2**64: a hash, compared exactly later
         hashed = hashed * np.uint64(0x9E3779B97F4A7C15) + keys[:, word]
@@ -212,7 +212,7 @@ def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
     if not len(wanted):
         return np.empty(0, dtype=np.intp)
     # a table of the fresh hashes' top 20 bits (1 MB) first: the binary search then only sees the
-    # records that pass it (~F / 2**20 of the others), not all N (~90 ms a band at 1M records)
+    # records that pass it (a share of at most F / 2**20 of the others), not all N (~90 ms a band at 1M)
     table = np.zeros(1 << 20, dtype=bool)
     table[wanted >> np.uint64(44)] = True
     maybe = np.flatnonzero(table[hashed >> np.uint64(44)])
