@@ -13,6 +13,13 @@ def _worker_log_level() -> int:
     return logging.getLogger("distributed.worker").level
 
 
+def _loaded_on_first_use() -> tuple[int, int]:
+    from corpus_hygiene.clean import pdf
+    from corpus_hygiene.language import _langdetect_factory
+
+    return _langdetect_factory.cache_info().currsize, pdf._is_word.cache_info().currsize
+
+
 def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
     from distributed import Client, LocalCluster
 
@@ -25,6 +32,8 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
             assert len(client.scheduler_info()["workers"]) == 1
             # warmed up: what the per-file work imported is out of the cyclic collector's sight
             assert min(client.run(gc.get_freeze_count).values()) > 100_000
+            # and what the first file would load: langdetect's profiles, the word lists of split words
+            assert all(a == 1 and b > 0 for a, b in client.run(_loaded_on_first_use).values())
             # forked from the warm forkserver, not spawned by this process and warmed up each
             parents = set(client.run(os.getppid).values())
             assert len(parents) == 1 and parents != {os.getpid()}
@@ -75,6 +84,7 @@ def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the
         try:
             with Client(cluster) as client:
                 assert min(client.run(gc.get_freeze_count).values()) > 100_000
+                assert all(a == 1 and b > 0 for a, b in client.run(_loaded_on_first_use).values())
                 assert len(_forkservers()) == 1
                 assert close_idle_workers(client)
                 assert _wait_until(lambda: not _forkservers())
