@@ -117,7 +117,7 @@ def _local_runtime(
     the yielded function waits for both and returns the cluster's address (``address`` itself when
     given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
     server's start: it loads what the first batch of files needs (``warm_up``: a small file through
-    the per-file stage, 0.65-0.75 s more than the language profiles alone, 0.6-1.3 s less on the first
+    the per-file stage, 0.65-0.75 s more than the earlier warm-up, 0.6-1.3 s less on the first
     files) and what the gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache
     entries ahead for the flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings
     context is fixed at import, so a server that had to move to another port is handed to this process with

@@ -67,9 +67,9 @@ def local_cluster(workers: int):
     """A local Dask cluster of ``workers`` processes, warmed up: each has run a small file through the
     per-file stage (``warm_up``: imports, language profiles, word lists, record checks, MinHash
     permutations; once, in the forkserver they are forked from, see ``_fork_workers_warm``), so that
-    this happens while Prefect starts, not
-    on the first batch of files. ``warm_up`` runs in each worker all the same (when forked warm, it
-    only repeats what is loaded; spawned, e.g. where there is no forkserver, it does the work)."""
+    this happens while Prefect starts, not on the first batch of files. ``warm_up`` runs in each worker
+    all the same (when forked warm, it only repeats what is loaded; spawned, e.g. where there is no
+    forkserver, it does the work)."""
     from distributed import Client, LocalCluster
 
     configure_distributed()
@@ -164,15 +164,17 @@ def warm_up() -> None:
     # A small file through the whole per-file path, so that what it loads on first use is loaded here:
     # langdetect's profiles (0.39 s; a text under 40 letters is scored with word lists and never loads
     # them), the English word frequencies that rejoin split words (0.14 s), the record checks' schema
-    # (0.13 s), lazy imports (0.16 s), the MinHash permutations. The first 20 files of a process took
-    # 2.8 s after the warm-up before, 1.7 s the second time.
+    # (0.13 s), lazy imports (0.16 s), the MinHash permutations. 20 files in a fresh process after the
+    # warm-up took 2.06-3.16 s the first time and 1.38-2.07 s the second before; 1.47-1.90 and
+    # 1.41-1.52 s now (three runs each); the warm-up itself takes ~0.7 s more.
     policy = load_policy()
     sample = WARM_UP_FILE.encode()
     result = process_bytes(
         SourceFile("warm-up.txt", Path("warm-up.txt"), len(sample)), sample, None, policy.dedup_config()
     )
     check_results([result], policy)
-    # What is alive now lives as long as the process (modules, profiles, permutations: ~218k objects):
+    # What is alive now lives as long as the process (modules, profiles, word lists, permutations: ~320k
+    # objects, ~225k before the warm-up ran a file):
     # out of the cyclic collector's sight (gc_policy.py), the collections during the per-file work took
     # 0.17-0.27 s instead of 0.51-0.58 s per 200 files (gc.callbacks, five runs each).
     gc.freeze()
