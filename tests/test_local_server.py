@@ -55,9 +55,6 @@ def test_a_taken_port_moves_it_to_another():
 class _Answer:
     status = 200
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-
     def read(self) -> bytes:
         return b"true"
 
@@ -85,7 +82,7 @@ def _asked(monkeypatch, fail_on: str | None = None) -> list:
         asked.append((url.split("/api", 1)[1], body))
         if fail_on and url.endswith(fail_on):
             raise urllib.error.URLError("refused")
-        return _Answer(url)
+        return _Answer()
 
     monkeypatch.setattr(local_server.urllib.request, "urlopen", urlopen)
     server = TemporaryServer(8)

@@ -188,10 +188,11 @@ def candidate_pairs(
     kept = [np.empty(0, dtype=np.int64)]
     for band in range(config.bands):
         keys = _band_keys(signatures, band, config.rows)
-        # a re-run sorts only the records whose band may equal a fresh record's, not every record
-        rows = _sharing_a_fresh_key(keys, fresh) if fresh is not None else None
-        order = np.lexsort((keys if rows is None else keys[rows]).T[::-1])
-        order = order if rows is None else rows[order]
+        if fresh is None:
+            order = np.lexsort(keys.T[::-1])
+        else:  # a re-run sorts only the records whose band may equal a fresh record's
+            rows = _sharing_a_fresh_key(keys, fresh)
+            order = rows[np.lexsort(keys[rows].T[::-1])]
         ordered = keys[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
         del keys, ordered
