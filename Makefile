@@ -57,6 +57,7 @@ bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_checks --rows 1000000
 	$(VENV)/bin/python -m benchmarks.bench_report --records 100000
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 20000
+	$(VENV)/bin/python -m benchmarks.bench_fresh_memory --mb 512
 
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000

@@ -121,12 +121,15 @@ def prefect_server(home: Path):
         log.close()
 
 
-def _tree_rss(proc: psutil.Process) -> int:
-    """Resident bytes of a process and all its descendants (Prefect's server, Dask workers) now."""
+def _tree_rss(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> int:
+    """Resident bytes of a process and all its descendants (Prefect's server, Dask workers) now; also
+    records each one's CPU seconds so far (user, system) in ``cpu``, by pid."""
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):
             total += p.memory_info().rss
+            times = p.cpu_times()
+            cpu[p.pid] = (times.user, times.system)
     return total
 
 
@@ -160,8 +163,9 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         popen = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
         tree, peak_tree, peak_pss, next_pss = psutil.Process(popen.pid), 0, 0, 0.0
+        cpu: dict[int, tuple[float, float]] = {}
         while popen.poll() is None:  # sums over the process tree: RSS every 0.2 s, PSS see _tree_pss
-            peak_tree = max(peak_tree, _tree_rss(tree))
+            peak_tree = max(peak_tree, _tree_rss(tree, cpu))
             if time.perf_counter() >= next_pss:  # next read after 100x the time this one took
                 began = time.perf_counter()
                 peak_pss = max(peak_pss, _tree_pss(tree))
@@ -173,6 +177,13 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    # CPU of every process of the run as last seen (at most 0.2 s before each one ended). The system
+    # part is mostly page faults: on this VM the first touch of memory the kernel had handed back to
+    # the host cost ~6 ms a MB (docs/scaling.md, "Fresh memory"), so it moves with memory churn.
+    cpu_seconds = {
+        "user": round(sum(u for u, _ in cpu.values()), 1),
+        "system": round(sum(s for _, s in cpu.values()), 1),
+    }
     if proc.stdout.startswith("unchanged:"):  # the published dataset is current: nothing ran
         return {
             "wall_seconds": round(wall, 1),
@@ -180,6 +191,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
             "peak_rss_mb_children": peak,
             "peak_rss_mb_process_tree": round(peak_tree / 2**20),
             "peak_pss_mb_process_tree": round(peak_pss / 2**20),
+            "cpu_seconds_process_tree": cpu_seconds,
         }
     run_id = proc.stdout.split()[1].rstrip(":")
     metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
@@ -191,6 +203,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         "peak_rss_mb_children": peak,  # the largest single process of all runs so far
         "peak_rss_mb_process_tree": round(peak_tree / 2**20),  # all processes of this run together
         "peak_pss_mb_process_tree": round(peak_pss / 2**20),  # the same, shared pages counted once
+        "cpu_seconds_process_tree": cpu_seconds,
     }
 
 
