@@ -121,9 +121,9 @@ def prefect_server(home: Path):
         log.close()
 
 
-def _tree_rss(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> int:
-    """Resident bytes of a process and all its descendants (Prefect's server, Dask workers) now; also
-    records each one's CPU seconds so far (user, system) in ``cpu``, by pid."""
+def _sample_tree(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> int:
+    """Resident bytes of a process and all its descendants (Prefect's server, Dask workers) now; each
+    one's CPU seconds so far (user, system) go to ``cpu``, by pid."""
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):
@@ -165,7 +165,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         tree, peak_tree, peak_pss, next_pss = psutil.Process(popen.pid), 0, 0, 0.0
         cpu: dict[int, tuple[float, float]] = {}
         while popen.poll() is None:  # sums over the process tree: RSS every 0.2 s, PSS see _tree_pss
-            peak_tree = max(peak_tree, _tree_rss(tree, cpu))
+            peak_tree = max(peak_tree, _sample_tree(tree, cpu))
             if time.perf_counter() >= next_pss:  # next read after 100x the time this one took
                 began = time.perf_counter()
                 peak_pss = max(peak_pss, _tree_pss(tree))
@@ -178,8 +178,8 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         raise SystemExit(proc.stderr[-2000:])
     peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
     # CPU of every process of the run as last seen (at most 0.2 s before each one ended). The system
-    # part is mostly page faults: on this VM the first touch of memory the kernel had handed back to
-    # the host cost ~6 ms a MB (docs/scaling.md, "Fresh memory"), so it moves with memory churn.
+    # part includes the page faults of the memory the processes grow into, which on this VM cost ~6 ms
+    # a MB when the host had taken that memory back (docs/scaling.md, "Fresh memory").
     cpu_seconds = {
         "user": round(sum(u for u, _ in cpu.values()), 1),
         "system": round(sum(s for _, s in cpu.values()), 1),

@@ -1,13 +1,13 @@
 """What a megabyte of new memory costs this machine: the first touch of memory the kernel had handed
-back to the host, against memory it reuses at once. Explains why a stage that grows its memory (the
-gates' first Arrow slice, a Dask worker's first batches) runs slower inside a run than the same code in
-a warm benchmark process (docs/scaling.md, "Fresh memory").
+back to the host, against memory it reuses at once. Why a stage that grows its memory (the gates' first
+Arrow slice) ran slower inside a run than the same code in a warm benchmark process (docs/scaling.md,
+"Fresh memory").
 
-    .venv/bin/python -m benchmarks.bench_fresh_memory [--mb 512] [--pause 5]
+    .venv/bin/python -m benchmarks.bench_fresh_memory [--mb 512] [--pause 5] [--rounds 3]
 
-Each round allocates ``--mb`` MB with numpy (``np.ones``: every page written) and frees it; "at once"
-rounds follow each other, "after a pause" rounds wait ``--pause`` seconds first (long enough for the
-guest's free page reporting to return the freed memory to the host).
+Each round allocates ``--mb`` MB with numpy (``np.ones``: every page written) and frees it. An "after
+a pause" round waits ``--pause`` seconds first (long enough for the guest's free page reporting to hand
+the freed memory to the host); an "at once" round follows it right after it freed the same amount.
 """
 
 from __future__ import annotations
