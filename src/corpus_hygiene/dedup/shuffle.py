@@ -53,7 +53,7 @@ def bucket_pairs(
     words = _words(config)
     key_columns = [part["band"].to_numpy().astype(np.uint64)] + [part[w].to_numpy() for w in words]
     order = np.lexsort(key_columns[::-1])
-    keys = np.column_stack(key_columns)[order] if len(part) else np.empty((0, len(key_columns)), np.uint64)
+    keys = np.column_stack(key_columns)[order]
     same = np.all(keys[1:] == keys[:-1], axis=1)
     ranks = part["rank"].to_numpy()[order]
     kept = [np.empty(0, dtype=np.int64)]
