@@ -10,8 +10,15 @@ import threading
 import time
 from pathlib import Path
 
-# Processes with one thread each: the per-file work is pure Python.
-CLUSTER_KWARGS = {"threads_per_worker": 1, "processes": True, "dashboard_address": None}
+# Processes with one thread each: the per-file work is pure Python. No dashboard (bokeh is not
+# installed): the scheduler's HTTP server (health, metrics) still starts, on a free port, not on 8787,
+# where a second run's cluster warned that the port was taken.
+CLUSTER_KWARGS = {
+    "threads_per_worker": 1,
+    "processes": True,
+    "dashboard_address": None,
+    "scheduler_kwargs": {"dashboard": False, "dashboard_address": ":0"},
+}
 
 
 def configure_distributed() -> None:
@@ -31,6 +38,9 @@ def configure_distributed() -> None:
     # Two idle workers and their scheduler took 10-11% of a core with the defaults, 2.4% with these (20 s
     # each, psutil); on a 2-core machine that share came out of the per-file work. The memory limit is
     # still enforced, within a second.
+    # prefect-dask logs "The Dask dashboard is available at <link>" when the link is not empty: with no
+    # dashboard, the link led to a 404 on the CLI's console
+    dask.config.set({"distributed.dashboard.link": ""})
     dask.config.set(
         {
             "distributed.admin.tick.interval": "1s",
