@@ -33,14 +33,14 @@ def configure_distributed() -> None:
     # here). Without it, 400 files on 2 workers took 5-10% less CPU (three alternating pairs: 43.4 vs
     # 46.6, 42.2 vs 44.1, 35.9 vs 40.4 CPU s).
     dask.config.set({"distributed.worker.profile.enabled": False})
+    # prefect-dask logs "The Dask dashboard is available at <link>" when the link is not empty: with no
+    # dashboard, the link led to a 404 on the CLI's console
+    dask.config.set({"distributed.dashboard.link": ""})
     # Dask's housekeeping, in the scheduler (this process) and in every worker: an event-loop health
     # check every 20 ms, psutil samples for a dashboard every 0.5 s, the worker's memory every 0.1 s.
     # Two idle workers and their scheduler took 10-11% of a core with the defaults, 2.4% with these (20 s
     # each, psutil); on a 2-core machine that share came out of the per-file work. The memory limit is
     # still enforced, within a second.
-    # prefect-dask logs "The Dask dashboard is available at <link>" when the link is not empty: with no
-    # dashboard, the link led to a 404 on the CLI's console
-    dask.config.set({"distributed.dashboard.link": ""})
     dask.config.set(
         {
             "distributed.admin.tick.interval": "1s",
