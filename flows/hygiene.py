@@ -61,40 +61,52 @@ def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
     return discover(input_dir, max_bytes)
 
 
-# Files go to tasks in batches of consecutive files: a Prefect task run costs ~10 ms in a thread and
-# ~100 ms to submit to Dask (measured: 600 one-abstract files on `--workers 2` spent 59 s in submission),
-# so one task per file made the submission, not the work, the bottleneck of a many-file corpus.
-BATCH_BYTES = 4 << 20
-BATCH_FILES = 64
+# Files go to tasks in batches of consecutive files: a task costs more than its work's share. On Dask,
+# ~0.16 CPU s a task besides the work (36 empty batches on a 2-worker local cluster: 5.1-6.8 CPU s
+# across the flow (submission: Prefect serialises its context per task), the workers (Prefect's task
+# engine, its clients) and Prefect's server (the task runs' events), three rounds; in threads, 0.4 CPU s);
+# 600 one-abstract files, one task each, spent 59 s in submission on `--workers 2`. At most 64 files a
+# batch gave the 100k benchmark corpus 36 tasks, ~3 s of its two cores; this gives it 17.
+BATCH_BYTES = 16 << 20  # at most: a task's results are held by its worker until gathered
+BATCH_FILES = 256
+MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): ~1 s of work on one core
 
 
 def batches(
-    files: list[SourceFile], max_bytes: int = BATCH_BYTES, max_files: int = BATCH_FILES, workers: int = 1
+    files: list[SourceFile],
+    workers: int = 1,
+    max_bytes: int = BATCH_BYTES,
+    max_files: int = BATCH_FILES,
+    min_bytes: int = MIN_BATCH_BYTES,
 ) -> list[list[SourceFile]]:
-    """Consecutive files in batches of about equal bytes, at most ``max_files`` files or ``max_bytes``
-    bytes each (a larger file alone), as many batches as a multiple of ``workers``: the workers finish
-    together (64-file batches gave 2,000 files 31 full batches and one of 16: an odd count, so one
-    worker could idle through the last batch).
+    """Consecutive files in batches that shrink towards the end (guided scheduling): each takes
+    1/(2 × ``workers``) of the bytes still left, within ``min_bytes``..``max_bytes``, at most
+    ``max_files`` files (a larger file alone). Few batches, and short last ones, so that the workers
+    finish together: on the 100k corpus the last two of 17 ended 0.37-0.54 s apart (three runs; with
+    36 batches of at most 64 files 0.3-3.3 s).
 
     >>> from pathlib import Path
-    >>> files = [SourceFile(str(i), Path(str(i)), 3) for i in range(5)]
-    >>> [len(b) for b in batches(files, 7, 64)], [len(b) for b in batches(files, 7, 64, workers=2)]
-    ([2, 1, 2], [1, 1, 2, 1])
-    >>> [len(b) for b in batches(files[:2] + [SourceFile("big", Path("big"), 50)] + files[2:], 7, 64)]
-    [2, 1, 1, 2]
+    >>> files = [SourceFile(str(i), Path(str(i)), 10) for i in range(12)]
+    >>> [len(b) for b in batches(files, 2, max_bytes=40, min_bytes=20)]
+    [3, 2, 2, 2, 2, 1]
+    >>> [len(b) for b in batches(files, 1, max_bytes=40, min_bytes=20)]
+    [4, 4, 2, 2]
+    >>> [len(b) for b in batches(files, 2, max_bytes=40, max_files=2, min_bytes=20)]
+    [2, 2, 2, 2, 2, 2]
+    >>> [len(b) for b in batches(files[:2] + [SourceFile("big", Path("big"), 500)] + files[2:], 1, 40, min_bytes=20)]
+    [2, 1, 4, 3, 2, 1]
     """
-    total = sum(f.size for f in files)
-    # aim at 90% of the limits: a batch of the even split that runs over one is cut, leaving a runt
-    n = max(1, math.ceil(total / (0.9 * max_bytes)), math.ceil(len(files) / (0.9 * max_files)))
-    n = -(-n // workers) * workers
     out: list[list[SourceFile]] = []
-    cum, last, alone = 0, None, False
-    for src in files:
-        index = min(n - 1, int((cum + src.size / 2) * n / max(total, 1)))  # by the file's middle byte
-        if not out or alone or src.size > max_bytes or index != last or len(out[-1]) >= max_files:
-            out.append([])
-        out[-1].append(src)
-        cum, last, alone = cum + src.size, index, src.size > max_bytes
+    left, i = sum(f.size for f in files), 0
+    while i < len(files):
+        target = min(max_bytes, max(min_bytes, left / (2 * workers)))
+        batch, size = [files[i]], files[i].size
+        i += 1
+        while i < len(files) and len(batch) < max_files and size + files[i].size <= target:
+            batch.append(files[i])
+            size, i = size + files[i].size, i + 1
+        out.append(batch)
+        left -= size
     return out
 
 
@@ -322,7 +334,7 @@ def _hygiene(
                 memo_file = memo_path(cache_dir, policy.dedup_config())
                 memo = timed("cache_lookup", load_memo, memo_file)
         todo = [f for f in discovery.files if f.rel_path not in cached]
-        groups = batches(todo, workers=_parallelism())
+        groups = batches(todo, _parallelism())
         labels = [f"{g[0].rel_path}" + (f" and {len(g) - 1} more" if len(g) > 1 else "") for g in groups]
         futures = process_files_task.map(
             groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels
