@@ -11,7 +11,6 @@ otherwise walks every object inside a task's arguments looking for upstream futu
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +92,8 @@ def batches(
     [4, 4, 2, 2]
     >>> [len(b) for b in batches(files, 2, max_bytes=40, max_files=2, min_bytes=20)]
     [2, 2, 2, 2, 2, 2]
-    >>> [len(b) for b in batches(files[:2] + [SourceFile("big", Path("big"), 500)] + files[2:], 1, 40, min_bytes=20)]
+    >>> big = [SourceFile("big", Path("big"), 500)]
+    >>> [len(b) for b in batches(files[:2] + big + files[2:], 1, max_bytes=40, min_bytes=20)]
     [2, 1, 4, 3, 2, 1]
     """
     out: list[list[SourceFile]] = []
