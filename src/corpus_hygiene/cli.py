@@ -113,7 +113,8 @@ def _local_runtime(
 ) -> Iterator[Callable[[], str | None]]:
     """What a run needs besides the flow: the Prefect API of ``server`` (spawned, see
     ``_temporary_server``), and for ``--workers N`` the local Dask cluster. The cluster starts in a
-    thread (~5 s) and the server is waited for in another, while the caller imports the flow (~2 s);
+    thread (it imports the flow and warms up, then forks its workers: ``local_cluster``) and the server
+    is waited for in another, while the caller imports the flow (~2 s; the imports are shared);
     the yielded function waits for both and returns the cluster's address (``address`` itself when
     given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
     server's start: it loads what the first batch of files needs (``warm_up``: a small file through
@@ -121,8 +122,8 @@ def _local_runtime(
     files) and what the gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache
     entries ahead for the flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings
     context is fixed at import, so a server that had to move to another port is handed to this process with
-    ``temporary_settings`` (and to the workers through the environment: a new cluster, forked from a
-    new forkserver).
+    ``temporary_settings`` (and to the workers through the environment: a new cluster, its workers
+    forked from this process after the change).
     """
     if address:
         yield lambda: address
@@ -131,7 +132,7 @@ def _local_runtime(
     from functools import cache
 
     from corpus_hygiene.checks import gates  # imported by the flow module anyway
-    from corpus_hygiene.cluster import local_cluster, stop_idle_forkserver, warm_up  # light to import
+    from corpus_hygiene.cluster import local_cluster, warm_up  # light to import
     from corpus_hygiene.gc_policy import long_lived
 
     with ExitStack() as stack:
@@ -158,8 +159,7 @@ def _local_runtime(
                     os.environ["PREFECT_API_URL"] = api_url
                     if cluster is not None:
                         cluster.close()
-                        stop_idle_forkserver()  # the workers' Prefect was imported there, with the old URL
-                        cluster = local_cluster(workers)
+                        cluster = local_cluster(workers)  # forked now: the new URL in their environment
                         stack.callback(cluster.close)
                 stack.enter_context(_api_url(api_url))
             return cluster.scheduler_address if cluster is not None else None
