@@ -135,8 +135,8 @@ def _sample_tree(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> i
 
 def _tree_pss(proc: psutil.Process) -> int:
     """The same tree's proportional set size: a page shared by n processes counts 1/n in each. Local
-    Dask workers are forked from a warm forkserver and share most of their memory with it, which the
-    sum of RSS counts once per process. Slow to read: the kernel walks the page tables (98 ms for an
+    Dask workers are forked from the warm CLI and share most of its memory at first, which the sum of
+    RSS counts once per process. Slow to read: the kernel walks the page tables (98 ms for an
     8.6 GB process, 0.02 ms for its RSS), so it is read at most 1% of the time (see ``run``)."""
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
