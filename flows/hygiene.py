@@ -65,7 +65,7 @@ def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
 # across the flow (submission: Prefect serialises its context per task), the workers (Prefect's task
 # engine, its clients) and Prefect's server (the task runs' events), three rounds; in threads, 0.4 CPU s);
 # 600 one-abstract files, one task each, spent 59 s in submission on `--workers 2`. At most 64 files a
-# batch gave the 100k benchmark corpus 36 tasks, ~3 s of its two cores; this gives it 17.
+# batch gave the 100k benchmark corpus 36 tasks, ~6 CPU s at that cost; this gives it 17.
 BATCH_BYTES = 16 << 20  # at most: a task's results are held by its worker until gathered
 BATCH_FILES = 256
 MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): ~1 s of work on one core

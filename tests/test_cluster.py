@@ -79,7 +79,7 @@ def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the
     from corpus_hygiene.cluster import close_idle_workers, local_cluster
 
     for _ in range(2):  # the second cluster: multiprocessing starts the forkserver again, preloaded
-        cluster = local_cluster(1, start=None)  # as prefect-dask's clusters in `hygiene serve`
+        cluster = local_cluster(1, fork=False)  # as prefect-dask's clusters in `hygiene serve`
         try:
             with Client(cluster) as client:
                 assert min(client.run(gc.get_freeze_count).values()) > 100_000
@@ -91,8 +91,8 @@ def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the
             cluster.close()
 
 
-@pytest.mark.parametrize("start", ["fork", None])
-def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(monkeypatch, start):
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(monkeypatch, fork):
     """The CLI's path when Prefect's temporary server moved to another port: workers forked from the
     forkserver of before would have the old PREFECT_API_URL in their environment (and their Prefect);
     the CLI's own cluster forks its workers from itself, when it is made."""
@@ -104,11 +104,11 @@ def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(m
     for mark in ("before", "after"):
         monkeypatch.setenv("CORPUS_HYGIENE_TEST_MARK", mark)
         assert stop_idle_forkserver()  # no worker runs from it: stopped (or none was running)
-        cluster = local_cluster(1, start=start)
+        cluster = local_cluster(1, fork=fork)
         try:
             with Client(cluster) as client:
                 seen += client.run(os.getenv, "CORPUS_HYGIENE_TEST_MARK").values()
-                assert not stop_idle_forkserver() or start == "fork"  # a worker runs from it: left alone
+                assert not stop_idle_forkserver() or fork  # a worker runs from it: left alone
         finally:
             cluster.close()
     assert seen == ["before", "after"]

@@ -74,27 +74,27 @@ OWNED: dict[str, object] = {}  # scheduler address -> a cluster made here (closi
 _FORKSERVER_LOCK = threading.Lock()
 
 
-def local_cluster(workers: int, start: str | None = "fork"):
+def local_cluster(workers: int, fork: bool = True):
     """A local Dask cluster of ``workers`` processes, warmed up: each has run a small file through the
     per-file stage (``warm_up``: imports, language profiles, word lists, record checks, MinHash
     permutations), so that this happens while Prefect starts, not on the first batch of files.
 
-    ``start="fork"`` (on Linux; the CLI's cluster): this process warms up and the workers are forked
-    from it. The CLI imports the flow anyway, so the workers get its imports and warm-up without paying
-    for them again: a forkserver started beside the CLI and Prefect's server imported and warmed up on
-    the same two cores (the start is CPU-bound), and the flow began 4.7-6.4 s after the command
-    against 4.0-4.5 s forked from the CLI (400 files, ``--workers 2``, three alternating runs each).
-    Forked while the CLI's other threads wait (for Prefect's server; the main thread for this cluster),
-    after their imports are done. ``None``: the start method ``configure_distributed`` sets (a warm
-    forkserver, see ``_fork_workers_warm``), as for the clusters prefect-dask makes in a long-lived
-    ``hygiene serve``, whose threads run flows. ``warm_up`` runs in each worker all the same (forked
-    warm, it only repeats what is loaded; spawned, where neither exists, it does the work)."""
+    ``fork`` (on Linux; the CLI's cluster): this process warms up and the workers are forked from it.
+    The CLI imports the flow anyway, so the workers get its imports and warm-up without paying for
+    them again: a forkserver started beside the CLI and Prefect's server imported and warmed up on the
+    same two cores (the start is CPU-bound), and the flow began 4.7-6.4 s after the command against
+    4.0-4.5 s forked from the CLI (400 files, ``--workers 2``, three alternating runs each). Forked
+    while the CLI's other threads wait (for Prefect's server; the main thread for this cluster), after
+    their imports are done. Else the start method ``configure_distributed`` sets (a warm forkserver,
+    see ``_fork_workers_warm``), as for the clusters prefect-dask makes in a long-lived ``hygiene
+    serve``, whose threads run flows. ``warm_up`` runs in each worker all the same (forked warm, it
+    only repeats what is loaded; spawned, where neither exists, it does the work)."""
     import dask.config
     from distributed import Client, LocalCluster
 
     configure_distributed()
     method = {}
-    if start == "fork" and sys.platform.startswith("linux"):
+    if fork and sys.platform.startswith("linux"):
         warm_up()
         method = {"distributed.worker.multiprocessing-method": "fork"}
     # the lock: the forkserver is not stopped under the new cluster's feet (stop_idle_forkserver)
