@@ -1,5 +1,6 @@
 """The local Dask cluster of ``--workers N``: made here, light to import, so that the CLI can start it
-before it imports the flow (~4 s of imports run while the workers start)."""
+in a thread as soon as it has parsed its arguments (``local_cluster`` imports the flow and warms up in
+that thread, then forks the workers from the CLI)."""
 
 from __future__ import annotations
 
