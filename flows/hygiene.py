@@ -33,7 +33,7 @@ from corpus_hygiene.checks.gates import GateResult, evaluate_gates
 from corpus_hygiene.checks.gates import warm_up as gates_warm_up
 from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure_distributed
 from corpus_hygiene.current import current_version, hash_inputs, run_key
-from corpus_hygiene.dataset import PublishError, StagedVersion, frame_slices, publish, to_frame
+from corpus_hygiene.dataset import PublishError, StagedVersion, arrow_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
 from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
@@ -137,21 +137,40 @@ def assemble_dataset(
 
 
 @task(name="check_gates", cache_policy=NO_CACHE)
-def check_gates(asm: Assembled, policy: Policy, staged: StagedVersion | None = None) -> list[GateResult]:
+def check_gates(
+    asm: Assembled,
+    policy: Policy,
+    staged: StagedVersion | None = None,
+    checked_before: frozenset[str] = frozenset(),
+) -> list[GateResult]:
     """The gates, a slice of each table at a time (pandas copies of every text of a 1M-record table
     would be ~2 GB more). With ``staged``, each slice the gates read is also written to the new
     version's Parquet file: the rows are converted to Arrow once, not once for the gates and once for
     publishing (0.8-2.3 s for the 100k corpus's tables, measured), and the file is written while the
-    gates run."""
+    gates run. ``checked_before``: source files whose rows an earlier published run validated
+    (``evaluate_gates``)."""
     tables = asm.tables()
     if staged is not None:
         try:
-            frames = {name: map(to_frame, staged.write_slices(name, rows)) for name, rows in tables.items()}
-            return evaluate_gates(asm.counts, frames, policy)
+            frames = {name: staged.write_slices(name, rows) for name, rows in tables.items()}
+            return evaluate_gates(asm.counts, frames, policy, checked_before)
         except OSError:  # writing failed (the disk): the gates alone; publishing writes the tables again
             staged.discard()
-    frames = {name: frame_slices(rows, name) for name, rows in tables.items()}
-    return evaluate_gates(asm.counts, frames, policy)
+    frames = {name: arrow_slices(rows, name) for name, rows in tables.items()}
+    return evaluate_gates(asm.counts, frames, policy, checked_before)
+
+
+def _checked_before(cache_dir: str | None, asm: Assembled, policy: Policy) -> frozenset[str]:
+    """The files read from the cache whose rows a published run validated (``FileCache.CHECKED``)."""
+    if not cache_dir:
+        return frozenset()
+    cache = FileCache(cache_dir)
+    checked = cache.contract_checked()
+    return frozenset(
+        s.source_file
+        for s in asm.sources
+        if s.cached and s.sha256 and cache.key(s.source_file, s.sha256, policy.sha256) in checked
+    )
 
 
 def _staging(dataset_dir: str, run_id: str) -> StagedVersion | None:
@@ -361,7 +380,8 @@ def _hygiene(
         return failed(str(exc))
 
     staged = _staging(dataset_dir, run_id)
-    gates = timed("gates", check_gates, quote(asm), policy, quote(staged))
+    checked = _checked_before(cache_dir, asm, policy)
+    gates = timed("gates", check_gates, quote(asm), policy, quote(staged), quote(checked))
     metrics = build_metrics(
         run_id=run_id,
         input_dir=input_dir,
@@ -388,7 +408,9 @@ def _hygiene(
         return failed(f"not published: {exc}", metrics, asm)
     if cache_dir:  # entries of files that are gone (or changed) since would only pile up
         cache = FileCache(cache_dir)
-        cache.prune(cache.keys_of(asm.sources, policy.sha256))
+        keys = cache.keys_of(asm.sources, policy.sha256)
+        cache.prune(keys)
+        cache.set_contract_checked(keys)  # every row of this version passed the gates
         save_memo(memo_file, memo)
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))

@@ -160,3 +160,14 @@ def test_prune_removes_entries_of_the_earlier_format_and_leaves_other_files(tmp_
     assert sorted(p.name for p in cache.folder.iterdir()) == sorted(
         [cache.entries()[0].name, "verified-abc.npz"]
     )
+
+
+def test_the_list_of_contract_checked_entries_reads_back_and_a_damaged_one_is_empty(tmp_path):
+    cache = FileCache(tmp_path / "cache")
+    assert cache.contract_checked() == set()
+    cache.set_contract_checked({"b" * 64, "a" * 64})
+    assert cache.contract_checked() == {"a" * 64, "b" * 64}
+    assert cache.prune(set()) == 0 and cache.contract_checked()  # not an entry: prune leaves it
+    for damaged in ("{not json", '{"a": 1}', "[1, 2]"):
+        (tmp_path / "cache" / FileCache.CHECKED).write_text(damaged)
+        assert cache.contract_checked() == set()

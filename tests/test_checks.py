@@ -170,6 +170,61 @@ def test_gates_over_slices_see_repeats_across_slices_with_whole_table_row_number
     assert any("field_uniqueness" in f for f in whole_failures), whole_failures
 
 
+def _records(n: int, files: tuple[str, ...]) -> list[dict]:
+    whole = _frames(n)["records"]
+    rows = whole.astype(object).where(whole.notna(), None).to_dict("records")
+    return [{**r, "source_file": files[i % len(files)]} for i, r in enumerate(rows)]
+
+
+def _arrow(records: list[dict], size: int) -> dict:
+    from corpus_hygiene.dataset import arrow_slices
+
+    return {
+        "records": arrow_slices(records, "records", size),
+        "duplicates": arrow_slices([], "duplicates", size),
+        "quarantine": arrow_slices([], "quarantine", size),
+    }
+
+
+def _verdict(records, checked, size=3):
+    from corpus_hygiene.checks.gates import _validate
+
+    return _validate(_arrow(records, size), frozenset(checked))
+
+
+def test_rows_of_files_checked_before_skip_the_row_checks_but_not_the_ones_across_rows(policy):
+    rows = _records(7, ("old.txt", "new.txt"))  # old.txt: rows 0, 2, 4, 6
+    rows[2] = {**rows[2], "lang": "english"}  # in a file a published run checked: not validated again
+    rows[5] = {**rows[5], "lang": "english"}  # in a new file: found, at its row in the whole table
+    failures, repeated = _verdict(rows, {"old.txt"})
+    assert repeated == 0
+    assert len(failures) == 1 and failures[0].startswith("records.lang: isin") and "at row 5" in failures[0]
+    # without the list of checked files both are found
+    failures, _ = _verdict(rows, set())
+    assert ["at row 2" in f for f in failures] == [True, False] and "at row 5" in failures[1]
+
+    rows = _records(7, ("old.txt", "new.txt"))
+    rows[4] = {**rows[4], "dup_count": 2}  # a checked row's duplicates change from run to run
+    rows[3] = {**rows[3], "record_id": rows[2]["record_id"]}  # new repeats checked, same slice
+    rows[6] = {**rows[6], "source_line": rows[1]["source_line"], "source_file": rows[1]["source_file"]}
+    failures, repeated = _verdict(rows, {"old.txt"})
+    assert repeated == 1
+    assert "records.*: dup_count_matches_also_in failed at row 4 (dup_count is not len(also_in))" in failures
+    assert "records.*: record_id unique failed at row 3 (repeats an earlier row)" in failures
+    assert "records.*: provenance_unique failed at row 6 (repeats an earlier row)" in failures
+    gates = {
+        g.name: g for g in evaluate_gates(_counts(7, 0, 0), _arrow(rows, 3), policy, frozenset({"old.txt"}))
+    }
+    assert not gates["schema"].passed and not gates["record_ids_unique"].passed
+
+
+def test_gates_over_arrow_slices_find_what_they_find_over_pandas_frames(policy):
+    rows = _records(7, ("a.txt", "b.txt"))
+    rows[1] = {**rows[1], "year": 99}
+    rows[4] = {**rows[4], "record_id": rows[0]["record_id"]}
+    assert _verdict(rows, set()) == (schema_failures(_sliced(rows, 3)), 1)
+
+
 def _sliced(records: list[dict], size: int) -> dict:
     from corpus_hygiene.dataset import frame_slices
 

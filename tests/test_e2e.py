@@ -93,6 +93,10 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     shutil.copytree(EXAMPLES, corpus)
     assert run_hygiene(corpus, tmp_path).returncode == 0
     before = verify_checksums(tmp_path / "clean")
+    cache = tmp_path / ".clean.cache"
+    entries = {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")}
+    # the published run's entries, whose rows the next run's gates need not validate again
+    assert set(json.loads((cache / "contract-checked.json").read_text())) == entries and len(entries) == 9
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
     (corpus / "iclr_2026_papers.txt").unlink()
     proc = run_hygiene(corpus, tmp_path, "--workers", "2")
@@ -111,6 +115,16 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     rows = [row for table in tables(tmp_path / "clean").values() for row in table]
     assert not any(row["source_file"] == "iclr_2026_papers.txt" for row in rows)
     assert "iclr_2026_papers.txt" not in {f["source_file"] for f in after["input_files"]}
+    checked = set(json.loads((cache / "contract-checked.json").read_text()))
+    assert checked == {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")} != entries
+    # the same bytes as a run that reads no cache and validates every row
+    full = run_hygiene(corpus, tmp_path / "full", "--no-cache")
+    assert full.returncode == 0, full.stderr[-3000:]
+    assert {
+        k: v
+        for k, v in verify_checksums(tmp_path / "full" / "clean")["outputs"].items()
+        if k.endswith(".parquet")
+    } == {k: v for k, v in after["outputs"].items() if k.endswith(".parquet")}
 
 
 def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):

@@ -41,3 +41,23 @@ def test_a_failed_write_leaves_the_verdict_and_nothing_staged(asm, policy, tmp_p
     staged.write_slices = disk_full
     assert check_gates.fn(asm, policy, staged) == check_gates.fn(asm, policy)
     assert not staged.open and not staged.path.exists()
+
+
+def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_checks(policy, tmp_path):
+    from corpus_hygiene.cache import FileCache
+    from corpus_hygiene.flows.hygiene import _checked_before
+
+    cache = FileCache(tmp_path / "cache")
+    found = discover(EXAMPLES, policy.max_file_bytes)
+    first = assemble([process_file(f, policy, cache) for f in found.files], found.refused, [], policy)
+    cache.set_contract_checked(cache.keys_of(first.sources, policy.sha256))
+    assert _checked_before(str(tmp_path / "cache"), first, policy) == frozenset()  # none from the cache
+    again = assemble([process_file(f, policy, cache) for f in found.files], found.refused, [], policy)
+    listed = {s.source_file for s in again.sources if s.sha256}
+    assert len(listed) >= 8 and _checked_before(str(tmp_path / "cache"), again, policy) == listed
+    one = next(s for s in again.sources if s.source_file in listed)
+    cache.set_contract_checked(cache.keys_of([one], policy.sha256))
+    assert _checked_before(str(tmp_path / "cache"), again, policy) == {one.source_file}
+    assert _checked_before(None, again, policy) == frozenset()
+    # the gates' verdict is the same whatever they trust
+    assert check_gates.fn(again, policy, None, frozenset(listed)) == check_gates.fn(again, policy)

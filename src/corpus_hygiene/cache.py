@@ -188,5 +188,27 @@ class FileCache:
                 removed += 1
         return removed
 
+    # The entries whose records passed every row-level check of the output contract in a published run
+    # (their keys hold the code fingerprint and the policy hash, so the checks and their limits were the
+    # same): the gates validate the rows of the other files only (checks/gates.py).
+    CHECKED = "contract-checked.json"
+
+    def contract_checked(self) -> set[str]:
+        """Keys of entries whose record rows a published run found to meet the contract (empty when
+        the list is absent or unreadable: every row is validated)."""
+        try:
+            keys = json.loads((self.folder / self.CHECKED).read_text("utf-8"))
+        except (OSError, ValueError):
+            return set()
+        return {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()
+
+    def set_contract_checked(self, keys: set[str]) -> None:
+        """After a published run: its entries' keys (all its rows passed the gates), written aside and
+        renamed into place."""
+        path = self.folder / self.CHECKED
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(sorted(keys)), "utf-8")
+        os.replace(tmp, path)
+
     def entries(self) -> list[Path]:
         return sorted(self.folder.glob(f"*{SUFFIX}"))

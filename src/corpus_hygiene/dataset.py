@@ -304,10 +304,15 @@ def rows_to_frame(rows: list[dict], name: str):
     return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
 
 
-def frame_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator:
-    """The table as pandas frames of ``size`` rows, made one at a time (for the gates)."""
+def arrow_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator[pa.Table]:
+    """The table as Arrow tables of ``size`` rows, made one at a time (for the gates)."""
     for lo in range(0, max(len(rows), 1), size):
-        yield rows_to_frame(rows[lo : lo + size], name)
+        yield pa.Table.from_pylist(rows[lo : lo + size], schema=TABLES[name])
+
+
+def frame_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator:
+    """The table as pandas frames of ``size`` rows, made one at a time."""
+    return map(to_frame, arrow_slices(rows, name, size))
 
 
 def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:
