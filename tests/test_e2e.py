@@ -127,6 +127,33 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     } == {k: v for k, v in after["outputs"].items() if k.endswith(".parquet")}
 
 
+def test_a_rerun_on_dask_workers_reads_the_cache_while_they_process_new_and_damaged_files(tmp_path):
+    corpus = tmp_path / "in"
+    shutil.copytree(EXAMPLES, corpus)
+    assert run_hygiene(corpus, tmp_path).returncode == 0
+    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
+    damaged = sorted((tmp_path / ".clean.cache").glob("*.json.zst"))[0]
+    damaged.write_bytes(b"not an entry")  # read as a miss after the workers started: processed then
+    env = {**os.environ, "HYGIENE_CLUSTER_MIN_MB": "0"}  # a cluster however little is new
+    proc = subprocess.run(
+        [HYGIENE, "run", str(corpus), "--dataset-dir", str(tmp_path / "clean"), "--reports-dir",
+         str(tmp_path / "reports"), "--workers", "2"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_clean_console(proc)
+    assert "the local Dask workers closed to give back their memory" in proc.stdout + proc.stderr
+    after = verify_checksums(tmp_path / "clean")
+    metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
+    assert metrics["files_from_cache"] == 8  # 9 entries, one damaged; and the new file
+    assert "zz_new.txt:3" in metrics["changes"]["added_sample"]
+    full = run_hygiene(corpus, tmp_path / "full", "--no-cache")
+    assert full.returncode == 0, full.stderr[-3000:]
+    whole = verify_checksums(tmp_path / "full" / "clean")["outputs"]
+    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
+        assert after["outputs"][name]["sha256"] == whole[name]["sha256"], name
+
+
 def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):
     out, _ = example_run
     proc = run_hygiene(EXAMPLES, tmp_path, "--workers", "2", "--no-cache")
