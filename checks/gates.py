@@ -44,12 +44,13 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     (dup_count, also_in: the duplicates found among new files), are made over every row."""
     lines: list[str] = []
     repeated_ids = 0
+    known = pa.array(sorted(checked_before), pa.string()) if checked_before else None
     for name, model in TABLE_MODELS.items():
         offset, found = 0, 0
         ids: set[str] = set()
         refs: set[tuple[str, int]] = set()
         for piece in _slices(frames[name]):
-            frame, keys, trusted = _split(piece, checked_before if name == "records" else frozenset())
+            frame, keys, trusted = _split(piece, known if name == "records" else None)
             try:
                 model.validate(frame, lazy=True)
             except pandera.errors.SchemaErrors as errors:
@@ -90,36 +91,29 @@ def _across_rows(keys: pd.DataFrame, trusted, ids: set, refs: set, offset: int) 
         ), repeated
     earlier |= keys["record_id"].duplicated()
     seen |= keys.duplicated(["source_file", "source_line"])
-    why = "repeats an earlier row"
-    return (
-        _across(
-            "dup_count_matches_also_in",
-            trusted & ~_dup_count_ok(keys),
-            offset,
-            "dup_count is not len(also_in)",
-        )
-        + _across("record_id unique", earlier, offset, why)
-        + _across("provenance_unique", seen, offset, why)
-    ), repeated
+    lines = _across("dup_count_matches_also_in", trusted & ~_dup_count_ok(keys), offset, "not len(also_in)")
+    lines += _across("record_id unique", earlier, offset, "repeats an earlier row")
+    lines += _across("provenance_unique", seen, offset, "repeats an earlier row")
+    return lines, repeated
 
 
 KEY_COLUMNS = ["record_id", "source_file", "source_line", "dup_count", "also_in"]
 
 
-def _split(piece, checked_before: frozenset[str]):
+def _split(piece, known: pa.Array | None):
     """(the rows pandera validates, the key columns of every row, which rows were checked before or
-    ``None`` when pandera sees them all). Row labels are the slice's row numbers."""
+    ``None`` when pandera sees them all). ``known``: the source files checked before. Row labels are
+    the slice's row numbers."""
     if isinstance(piece, pd.DataFrame):
         return piece, piece, None
     from corpus_hygiene.dataset import to_frame
 
-    if not checked_before or "source_file" not in piece.column_names:
+    if known is None or "source_file" not in piece.column_names:
         frame = to_frame(piece)
         return frame, frame, None
     import pyarrow.compute as pc
 
-    trusted = pc.is_in(piece["source_file"], value_set=pa.array(sorted(checked_before), pa.string()))
-    trusted = trusted.to_numpy(zero_copy_only=False)
+    trusted = pc.is_in(piece["source_file"], value_set=known).to_numpy(zero_copy_only=False)
     keys = to_frame(piece.select(KEY_COLUMNS))
     frame = to_frame(piece.filter(pa.array(~trusted)))
     frame.index = keys.index[~trusted]
