@@ -152,8 +152,6 @@ def test_schema_gate_catches_a_contract_violation(policy):
 
 
 def test_gates_over_slices_see_repeats_across_slices_with_whole_table_row_numbers(policy):
-    from corpus_hygiene.dataset import frame_slices
-
     whole = _frames(5)["records"]
     rows = whole.astype(object).where(whole.notna(), None).to_dict("records")
     assert all(g.passed for g in evaluate_gates(_counts(5, 0, 0), _sliced(rows, 2), policy))
@@ -166,7 +164,7 @@ def test_gates_over_slices_see_repeats_across_slices_with_whole_table_row_number
     assert "records.*: provenance_unique failed at row 4 (repeats an earlier slice)" in failures
     assert any(f.startswith("records.lang: isin") and "at row 4" in f for f in failures), failures
     # whole, the same table gives the same verdicts
-    whole_failures = schema_failures({**_sliced([], 2), "records": next(frame_slices(rows, "records"))})
+    whole_failures = schema_failures({**_sliced([], 2), "records": rows_to_frame(rows, "records")})
     assert any("field_uniqueness" in f for f in whole_failures), whole_failures
 
 
@@ -226,13 +224,10 @@ def test_gates_over_arrow_slices_find_what_they_find_over_pandas_frames(policy):
 
 
 def _sliced(records: list[dict], size: int) -> dict:
-    from corpus_hygiene.dataset import frame_slices
+    from corpus_hygiene.dataset import arrow_slices, to_frame
 
-    return {
-        "records": frame_slices(records, "records", size),
-        "duplicates": frame_slices([], "duplicates", size),
-        "quarantine": frame_slices([], "quarantine", size),
-    }
+    return {name: map(to_frame, arrow_slices(rows, name, size)) for name, rows in
+            (("records", records), ("duplicates", []), ("quarantine", []))}  # fmt: skip
 
 
 def test_policy_errors_name_the_file_and_the_problem(tmp_path):

@@ -103,6 +103,13 @@ def decode(blob: bytes) -> FileResult:
     return _from_json(orjson.loads(_CODEC.decompress(blob[12:], decompressed_size=size, asbytes=True)))
 
 
+def _write_aside(path: Path, data: bytes) -> None:
+    """Write beside ``path`` and rename into place: a reader sees the old file or the new, never half."""
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 # Entries read before the flow asked for them (``FileCache.read_ahead``), taken by the first ``get``.
 _READ_AHEAD: dict[Path, FileResult] = {}
 
@@ -126,10 +133,7 @@ class FileCache:
             return None  # absent or damaged: recomputed and overwritten
 
     def put(self, key: str, result: FileResult) -> None:
-        path = self.folder / f"{key}{SUFFIX}"
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(encode(result))
-        os.replace(tmp, path)
+        _write_aside(self.folder / f"{key}{SUFFIX}", encode(result))
 
     def hits(self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str) -> dict:
         """The cached results of the files whose content hash (``sha256_of``) has an entry, by path:
@@ -205,10 +209,7 @@ class FileCache:
     def set_contract_checked(self, keys: set[str]) -> None:
         """After a published run: its entries' keys (all its rows passed the gates), written aside and
         renamed into place."""
-        path = self.folder / self.CHECKED
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(sorted(keys)), "utf-8")
-        os.replace(tmp, path)
+        _write_aside(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
 
     def entries(self) -> list[Path]:
         return sorted(self.folder.glob(f"*{SUFFIX}"))

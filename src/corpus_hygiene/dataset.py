@@ -310,11 +310,6 @@ def arrow_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator
         yield pa.Table.from_pylist(rows[lo : lo + size], schema=TABLES[name])
 
 
-def frame_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator:
-    """The table as pandas frames of ``size`` rows, made one at a time."""
-    return map(to_frame, arrow_slices(rows, name, size))
-
-
 def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:
     return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet") for name in TABLES}
 
