@@ -190,6 +190,27 @@ def test_a_band_hash_that_only_collides_makes_no_pair():
     assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == [2 * 4 + 0]  # records 0 and 2 only
 
 
+def test_the_band_search_finds_the_same_pairs_in_one_thread_or_several(monkeypatch):
+    """Bands are searched in threads (``band_threads``): the pairs, full and fresh, do not depend on how
+    many; the count follows the cores, capped."""
+    from corpus_hygiene.dedup import near
+
+    rng = np.random.default_rng(7)
+    sig = rng.integers(0, 3, size=(400, 16), dtype=np.uint32)  # small values: many bands collide
+    cfg = DedupConfig(num_perm=16, bands=8, rows=2, min_candidate_jaccard=0.3)
+    fresh = rng.random(400) < 0.05
+    found = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(near, "band_threads", lambda t=threads: t)
+        found[threads] = (candidate_pairs(sig, cfg).tolist(), candidate_pairs(sig, cfg, fresh=fresh).tolist())
+    assert found[1] == found[3] and len(found[1][0]) > 1000 and 0 < len(found[1][1]) < len(found[1][0])
+    monkeypatch.undo()
+    monkeypatch.setattr(near.os, "cpu_count", lambda: 64)
+    assert near.band_threads() == near.MAX_BAND_THREADS
+    monkeypatch.setattr(near.os, "cpu_count", lambda: None)
+    assert near.band_threads() == 1
+
+
 def test_candidate_pairs_odd_rows_and_empty_input():
     cfg = DedupConfig(num_perm=9, bands=3, rows=3, min_candidate_jaccard=0.0)
     sig = np.array([[1] * 9, [1, 1, 1, 2, 2, 2, 3, 3, 3], [5] * 9], dtype=np.uint32)

@@ -7,11 +7,22 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_hygiene.dataset import DatasetError, verify_checksums
 
 SAMPLE = 20
+
+
+def _counts(column: pa.ChunkedArray) -> Counter:
+    """Value → rows, counted by Arrow (the previous version's column is not turned into Python objects)."""
+    counted = pc.value_counts(column)
+    return Counter(
+        dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True))
+    )
 
 
 def _delta(new: Counter, old: Counter) -> dict[str, dict[str, int]]:
@@ -26,45 +37,38 @@ def _delta(new: Counter, old: Counter) -> dict[str, dict[str, int]]:
 def changes_since_previous(
     dataset_dir: Path | str, records: list[dict], quarantine: list[dict]
 ) -> dict | None:
-    """None when there is no previous (valid) dataset in ``dataset_dir``."""
+    """None when there is no previous (valid) dataset in ``dataset_dir``.
+
+    Records are matched by ``record_id``; the previous version's columns stay in Arrow and only the
+    added and removed rows become Python objects (at 400k records the old way, a dict of every old
+    row, took ~0.8 s of a 1%-new run)."""
     dataset_dir = Path(dataset_dir)
     try:
         manifest = verify_checksums(dataset_dir)
     except (DatasetError, OSError, ValueError):
         return None
-    old_records = pq.read_table(
+    old = pq.read_table(
         dataset_dir / "records.parquet", columns=["record_id", "source_file", "source_line", "lang"]
     )
-    old_quarantine = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"])
-    old_ids = dict(
-        zip(
-            old_records.column("record_id").to_pylist(),
-            (
-                f"{f}:{n}"
-                for f, n in zip(
-                    old_records.column("source_file").to_pylist(),
-                    old_records.column("source_line").to_pylist(),
-                    strict=True,
-                )
-            ),
-            strict=True,
-        )
-    )
-    new_ids = {r["record_id"]: f"{r['source_file']}:{r['source_line']}" for r in records}
-    added = sorted(set(new_ids) - set(old_ids), key=new_ids.get)
-    removed = sorted(set(old_ids) - set(new_ids), key=old_ids.get)
+    old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
+    old_ids = old.column("record_id")
+    new_ids = pa.array([r["record_id"] for r in records], pa.string())
+    is_new = pc.invert(pc.is_in(new_ids, value_set=old_ids)).to_numpy(zero_copy_only=False)
+    # an id is one record: the last row of an id names it, as a dict of the rows would
+    added = {
+        records[i]["record_id"]: f"{records[i]['source_file']}:{records[i]['source_line']}"
+        for i in np.flatnonzero(is_new)
+    }
+    gone = old.filter(pc.invert(pc.is_in(old_ids, value_set=new_ids))).to_pylist()
+    removed = {r["record_id"]: f"{r['source_file']}:{r['source_line']}" for r in gone}
     return {
         "previous_run_id": manifest.get("run_id"),
-        "records_before": len(old_ids),
-        "records_now": len(new_ids),
+        "records_before": pc.count_distinct(old_ids).as_py(),
+        "records_now": pc.count_distinct(new_ids).as_py(),
         "added": len(added),
         "removed": len(removed),
-        "added_sample": [new_ids[i] for i in added[:SAMPLE]],
-        "removed_sample": [old_ids[i] for i in removed[:SAMPLE]],
-        "languages": _delta(
-            Counter(r["lang"] for r in records), Counter(old_records.column("lang").to_pylist())
-        ),
-        "quarantine": _delta(
-            Counter(q["reason"] for q in quarantine), Counter(old_quarantine.column("reason").to_pylist())
-        ),
+        "added_sample": sorted(added.values())[:SAMPLE],
+        "removed_sample": sorted(removed.values())[:SAMPLE],
+        "languages": _delta(Counter(r["lang"] for r in records), _counts(old.column("lang"))),
+        "quarantine": _delta(Counter(q["reason"] for q in quarantine), _counts(old_reasons)),
     }
