@@ -342,3 +342,54 @@ def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_
     path.write_bytes(b"not a zip file")
     assert load_memo(path).known == {}
     assert memo_path(tmp_path, DedupConfig(threshold=0.8)) != path
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_pairs_verified_by_forked_processes_give_the_same_duplicates_and_memo(monkeypatch, processes):
+    """Many pairs: forked processes verify them in advance (``verify_in_parallel``); the matches, and
+    what the memo keeps for the next run, are those of verifying as the walk goes."""
+    from corpus_hygiene.dedup import near
+    from corpus_hygiene.dedup.memo import PairMemo
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    records = _corpus_with_near_copies()
+    plain_memo = PairMemo()
+    plain = _outcome(*deduplicate(records, cfg, plain_memo))
+    assert near.verify_in_parallel([r.text for r in records], [(1, 0)], cfg) == {}  # too few pairs
+
+    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
+    monkeypatch.setattr(near, "verify_processes", lambda: processes)
+    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)  # several chunks per process
+    texts = [r.text for r in records]
+    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
+    sims = near.verify_in_parallel(texts, pairs, cfg)
+    assert sims == {(j, i): near.verified_similarity(texts[j], texts[i], cfg) for j, i in pairs}
+    memo = PairMemo()
+    assert _outcome(*deduplicate(records, cfg, memo)) == plain
+    assert memo.used == plain_memo.used and _outcome(*deduplicate(records, cfg)) == plain
+
+
+def test_a_verifying_process_that_dies_costs_only_its_share(monkeypatch):
+    import os
+
+    from corpus_hygiene.dedup import near
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    records = _corpus_with_near_copies()
+    plain = _outcome(*deduplicate(records, cfg))
+    parent, real = os.getpid(), near.verified_similarity
+    texts = [r.text for r in records]
+    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
+    expected = {(j, i): real(texts[j], texts[i], cfg) for j, i in pairs}
+
+    def dies_when_forked(a, b, config):
+        if os.getpid() != parent:
+            os._exit(1)
+        return real(a, b, config)
+
+    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
+    monkeypatch.setattr(near, "verify_processes", lambda: 2)
+    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)  # the forked process has pairs to verify
+    monkeypatch.setattr(near, "verified_similarity", dies_when_forked)
+    assert near.verify_in_parallel(texts, pairs, cfg) == expected
+    assert _outcome(*deduplicate(records, cfg)) == plain
