@@ -283,7 +283,9 @@ def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: 
 
 
 # Verifying candidate pairs is pure Python (shingle sets, alignments): with many pairs, forked processes
-# share them (``verify_in_parallel``). Below this many pairs to verify, a fork costs more than it saves.
+# share them (``verify_in_parallel``). The 100k benchmark corpus's first pairs, two cores: 500 in 0.08 s
+# either way, 2,000 in 0.30 s against 0.22 s, all 6,134 in 0.80 s against 0.55 s (the fork of a ~1 GB
+# process included).
 PARALLEL_VERIFY_MIN_PAIRS = 2_000
 _SHARE_CHUNK = 64  # pairs are dealt out in chunks: shares of even cost, and a text's shingles reused
 _FORKED: tuple | None = None  # (texts, pairs, config, shares): what the forked processes read
