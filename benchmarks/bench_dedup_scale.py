@@ -7,7 +7,11 @@ tokens replaced (new documents on the same topics, the way a large corpus looks:
 and bring the LSH false positives of shared domain vocabulary); 10% carry 0-10% edits of an earlier
 record (duplicates to find). Reports records/s and peak RSS before and after the dedup step.
 
-    .venv/bin/python -m benchmarks.bench_dedup_scale [--records 1000000]
+    .venv/bin/python -m benchmarks.bench_dedup_scale [--records 1000000] [--signed] [--max-threads N]
+
+``--signed`` signs the texts first, untimed, as the per-file stage does in a run, and times what the
+flow's dedup step does with the signatures given: the band search and the verification. ``--max-threads``
+caps the band search's threads and the verifying processes (``near.MAX_BAND_THREADS``; 1: one core).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from benchmarks.bench_dedup import CJK, edit, sentences
 from benchmarks.common import peak_rss_mb, save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import load_policy
-from corpus_hygiene.dedup.near import find_near_duplicates
+from corpus_hygiene.dedup import near
+from corpus_hygiene.dedup.near import find_near_duplicates, signature_of
 
 _CJK_CLAUSE = re.compile(r"(?<=[。！？；，、.!?;,])")
 
@@ -84,17 +89,30 @@ def build(n: int, rng: random.Random) -> tuple[list[str], int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument(
+        "--signed", action="store_true", help="sign first (untimed), as a run's per-file stage"
+    )
+    parser.add_argument("--max-threads", type=int, default=None, help="cap of band threads and verifiers")
     args = parser.parse_args()
+    if args.max_threads:
+        near.MAX_BAND_THREADS = args.max_threads
     rng = random.Random(3)
     texts, planted = build(args.records, rng)
+    config = load_policy().dedup_config()
+    signatures = [signature_of(t, config) for t in texts] if args.signed else []
     rss_before = peak_rss_mb()
     start = time.perf_counter()
-    matches = find_near_duplicates(texts, load_policy().dedup_config())
+    matches = find_near_duplicates(texts, config, signatures)
     secs = time.perf_counter() - start
     save(
-        f"dedup_scale_{args.records}",
+        f"dedup_scale_{args.records}"
+        + ("_signed" if args.signed else "")
+        + (f"_t{args.max_threads}" if args.max_threads else ""),
         {
             "records": args.records,
+            "signed_before": args.signed,
+            "band_threads": near.band_threads(),
+            "verify_processes": near.verify_processes(),
             "planted_near_duplicates": planted,
             "found": len(matches),
             "seconds": round(secs, 1),

@@ -89,12 +89,22 @@ def _across_rows(keys: pd.DataFrame, trusted, ids: set, refs: set, offset: int) 
         return _across("record_id unique", earlier, offset) + _across(
             "provenance_unique", seen, offset
         ), repeated
-    earlier |= keys["record_id"].duplicated()
-    seen |= keys.duplicated(["source_file", "source_line"])
+    earlier |= _unseen_repeats(keys, ["record_id"], trusted)
+    seen |= _unseen_repeats(keys, ["source_file", "source_line"], trusted)
     lines = _across("dup_count_matches_also_in", trusted & ~_dup_count_ok(keys), offset, "not len(also_in)")
     lines += _across("record_id unique", earlier, offset, "repeats an earlier row")
     lines += _across("provenance_unique", seen, offset, "repeats an earlier row")
     return lines, repeated
+
+
+def _unseen_repeats(keys: pd.DataFrame, columns: list[str], trusted: pd.Series) -> pd.Series:
+    """Rows that repeat an earlier row of the slice on ``columns`` where pandera did not see the pair:
+    the row is one it skipped (``trusted``), or every earlier row with its value is. A repeat between
+    two rows pandera saw is its own to report (field_uniqueness, the provenance check): not twice."""
+    groups = [keys[c] for c in columns]
+    seen = (~trusted).astype(int)
+    seen_before = seen.groupby(groups, sort=False).cumsum() - seen
+    return keys.duplicated(columns) & (trusted | (seen_before == 0))
 
 
 KEY_COLUMNS = ["record_id", "source_file", "source_line", "dup_count", "also_in"]

@@ -288,3 +288,21 @@ def test_latex_residue_in_pyarrow_matches_what_python_re_matched(text):
     expected = re.search(_LATEX_AS_WRITTEN, text) is not None
     assert pc.match_substring_regex(pa.array([text]), LATEX_RESIDUE)[0].as_py() is expected  # RE2
     assert bool(pd.Series([text], dtype="str").str.contains(LATEX_RESIDUE, regex=True)[0]) is expected
+
+
+def test_a_repeat_pandera_saw_is_reported_once_and_one_it_did_not_see_by_the_gates(policy):
+    """With rows of checked files skipped, a record_id repeated between two rows pandera validated is
+    its failure (field_uniqueness) only; repeats involving a skipped row are the gates' own."""
+    rows = _records(6, ("old.txt", "new.txt"))  # one slice; old.txt: rows 0, 2, 4
+    rows[3] = {**rows[3], "record_id": rows[1]["record_id"]}  # two new rows: pandera's
+    rows[5] = {**rows[5], "record_id": rows[2]["record_id"]}  # a new row repeats a checked one
+    rows[4] = {**rows[4], "record_id": rows[0]["record_id"]}  # a checked row repeats a checked one
+    failures, repeated = _verdict(rows, {"old.txt"}, size=6)
+    assert repeated == 3
+    ours = [f for f in failures if f.startswith("records.*: record_id unique")]
+    assert ours == [
+        "records.*: record_id unique failed at row 4 (repeats an earlier row)",
+        "records.*: record_id unique failed at row 5 (repeats an earlier row)",
+    ]
+    assert [f for f in failures if "field_uniqueness" in f and "at row 3" in f], failures
+    assert not [f for f in failures if "at row 3" in f and f.startswith("records.*")]
