@@ -145,6 +145,14 @@ def _tree_pss(proc: psutil.Process) -> int:
     return total
 
 
+def _in_use() -> int:
+    """The machine's memory in use (total - available: what it could not hand to a new process; the
+    page cache of written files not included). Its growth during a run counts a page shared by
+    forked processes once, whatever the RSS of each says."""
+    memory = psutil.virtual_memory()
+    return memory.total - memory.available
+
+
 def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     start = time.perf_counter()
     cmd = [
@@ -161,11 +169,13 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         str(policy),
     ]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        before = _in_use()
         popen = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
-        tree, peak_tree, peak_pss, next_pss = psutil.Process(popen.pid), 0, 0, 0.0
+        tree, peak_tree, peak_pss, next_pss, peak_in_use = psutil.Process(popen.pid), 0, 0, 0.0, before
         cpu: dict[int, tuple[float, float]] = {}
         while popen.poll() is None:  # sums over the process tree: RSS every 0.2 s, PSS see _tree_pss
             peak_tree = max(peak_tree, _sample_tree(tree, cpu))
+            peak_in_use = max(peak_in_use, _in_use())
             if time.perf_counter() >= next_pss:  # next read after 100x the time this one took
                 began = time.perf_counter()
                 peak_pss = max(peak_pss, _tree_pss(tree))
@@ -191,6 +201,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
             "peak_rss_mb_children": peak,
             "peak_rss_mb_process_tree": round(peak_tree / 2**20),
             "peak_pss_mb_process_tree": round(peak_pss / 2**20),
+            "peak_in_use_mb_machine": round((peak_in_use - before) / 2**20),
             "cpu_seconds_process_tree": cpu_seconds,
         }
     run_id = proc.stdout.split()[1].rstrip(":")
@@ -203,6 +214,8 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
         "peak_rss_mb_children": peak,  # the largest single process of all runs so far
         "peak_rss_mb_process_tree": round(peak_tree / 2**20),  # all processes of this run together
         "peak_pss_mb_process_tree": round(peak_pss / 2**20),  # the same, shared pages counted once
+        # the machine's memory in use above what it was before the run: every process, sampled as RSS
+        "peak_in_use_mb_machine": round((peak_in_use - before) / 2**20),
         "cpu_seconds_process_tree": cpu_seconds,
     }
 
