@@ -393,3 +393,32 @@ def test_a_verifying_process_that_dies_costs_only_its_share(monkeypatch):
     monkeypatch.setattr(near, "verified_similarity", dies_when_forked)
     assert near.verify_in_parallel(texts, pairs, cfg) == expected
     assert _outcome(*deduplicate(records, cfg)) == plain
+
+
+def test_without_a_fork_this_process_verifies_every_share(monkeypatch):
+    from corpus_hygiene.dedup import near
+
+    class NoFork:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args):
+            raise OSError(12, "Cannot allocate memory")
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    texts = [r.text for r in _corpus_with_near_copies()]
+    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
+    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
+    monkeypatch.setattr(near, "verify_processes", lambda: 3)
+    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)
+    monkeypatch.setattr(near, "ProcessPoolExecutor", NoFork)
+    assert near.verify_in_parallel(texts, pairs, cfg) == {
+        (j, i): near.verified_similarity(texts[j], texts[i], cfg) for j, i in pairs
+    }
+    assert near._FORKED is None
