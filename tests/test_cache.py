@@ -123,6 +123,7 @@ def file_results(draw):
                 record_id=draw(st.text("0123456789abcdef", min_size=32, max_size=32)),
                 n_words=draw(st.integers(0, 500)),
                 signature=draw(st.binary(min_size=8, max_size=8)),
+                text_key=draw(st.binary(min_size=16, max_size=16)),
             )
         )
     header = Header(1, "ICLR 2026 Papers", "ICLR", 2026, "Papers", "en") if draw(st.booleans()) else None

@@ -422,3 +422,21 @@ def test_without_a_fork_this_process_verifies_every_share(monkeypatch):
         (j, i): near.verified_similarity(texts[j], texts[i], cfg) for j, i in pairs
     }
     assert near._FORKED is None
+
+
+def test_text_keys_made_per_file_are_used_and_give_the_memo_the_same_pairs(monkeypatch):
+    from dataclasses import replace
+
+    from corpus_hygiene.dedup import near
+    from corpus_hygiene.dedup.memo import PairMemo, text_key
+
+    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
+    records = _corpus_with_near_copies()
+    plain_memo = PairMemo()
+    plain = _outcome(*deduplicate(records, cfg, plain_memo))
+    keyed = [replace(r, text_key=text_key(r.text)) for r in records]
+    calls = []
+    monkeypatch.setattr(near, "text_key", lambda t: calls.append(t) or text_key(t))
+    memo = PairMemo()
+    assert _outcome(*deduplicate(keyed, cfg, memo)) == plain
+    assert calls == [] and memo.used == plain_memo.used and memo.next_indexed == plain_memo.next_indexed

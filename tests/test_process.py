@@ -91,10 +91,12 @@ def test_header_only_file_contributes_nothing_and_is_not_an_error(tmp_path, poli
     assert result.source.problem is None and result.source.n_paragraphs == 0
 
 
-def test_records_carry_the_signature_the_dedup_step_would_compute(tmp_path, policy):
+def test_records_carry_the_signature_and_memo_key_the_dedup_step_would_compute(tmp_path, policy):
+    from corpus_hygiene.dedup.memo import text_key
     from corpus_hygiene.dedup.near import signature_of
 
     result = _process(tmp_path, f"ICLR 2026 Papers\n\n{ABSTRACT}\n".encode(), policy)
     (rec,) = result.records
     assert len(rec.signature) == 4 * policy.dedup_config().num_perm
     assert rec.signature == signature_of(rec.text, policy.dedup_config())
+    assert len(rec.text_key) == 16 and rec.text_key == text_key(rec.text)

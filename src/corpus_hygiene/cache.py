@@ -35,7 +35,8 @@ SUFFIX = ".json.zst"
 _MAGIC = b"chz1"
 _CODEC = pa.Codec("zstd", compression_level=3)
 _ENTRY_GLOBS = (f"*{SUFFIX}", "*.json.gz")  # the second: the format before, removed by the next prune
-_FIELDS = tuple(f.name for f in dataclasses.fields(Record) if f.name != "signature")  # in __init__ order
+_BINARY = ("signature", "text_key")  # stored as one base64 string a file each, after the other fields
+_FIELDS = tuple(f.name for f in dataclasses.fields(Record) if f.name not in _BINARY)  # in __init__ order
 
 
 def _column(values: list) -> list | dict:
@@ -56,9 +57,12 @@ def _to_json(result: FileResult) -> dict:
         "source": dataclasses.asdict(result.source),
         "n_records": len(recs),
         "records": {name: _column(values) for name, values in columns.items()},
-        # the signatures of all records as one base64 string (decoded once per file, then sliced)
+        # the signatures (and text keys) of all records as one base64 string (decoded once per file,
+        # then sliced)
         "signatures": base64.b64encode(b"".join(rec.signature for rec in recs)).decode("ascii"),
         "signature_size": len(recs[0].signature) if recs else 0,
+        "text_keys": base64.b64encode(b"".join(rec.text_key for rec in recs)).decode("ascii"),
+        "text_key_size": len(recs[0].text_key) if recs else 0,
         "rejected": [dataclasses.asdict(r) for r in result.rejected],
         "checked": result.checked,
     }
@@ -68,10 +72,11 @@ def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
-    n, size = data["n_records"], data["signature_size"]
-    blob = base64.b64decode(data["signatures"])
-    if len(blob) != size * n:
-        raise ValueError("signatures do not match the records")
+    n = data["n_records"]
+    signatures, text_keys = (
+        _sliced(data, "signatures", "signature_size", n),
+        _sliced(data, "text_keys", "text_key_size", n),
+    )
     columns = {name: _values(data["records"][name], n) for name in _FIELDS}
     if any(len(values) != n for values in columns.values()):
         raise ValueError("record columns of different lengths")
@@ -80,13 +85,20 @@ def _from_json(data: dict) -> FileResult:
     shared: dict = {}  # one object per distinct value: JSON makes a new one for every record
     columns["fixes"] = [shared.setdefault(f := tuple(fixes), f) for fixes in columns["fixes"]]
     columns["lang"] = [shared.setdefault(lang, lang) for lang in columns["lang"]]
-    signatures = [blob[i * size : (i + 1) * size] for i in range(n)]
     return FileResult(
         source=SourceReport(**src),
-        records=list(map(Record, *columns.values(), signatures)),
+        records=list(map(Record, *columns.values(), signatures, text_keys)),
         rejected=[Rejected(**r) for r in data["rejected"]],
         checked=data["checked"],
     )
+
+
+def _sliced(data: dict, name: str, size_name: str, n: int) -> list[bytes]:
+    """One fixed-size value a record, from a file's base64 string of them all."""
+    blob, size = base64.b64decode(data[name]), data[size_name]
+    if len(blob) != size * n:
+        raise ValueError(f"{name} do not match the records")
+    return [blob[i * size : (i + 1) * size] for i in range(n)]
 
 
 def encode(result: FileResult) -> bytes:

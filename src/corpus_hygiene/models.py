@@ -74,6 +74,7 @@ class Record:
     record_id: str  # dedup.keys.record_id of the exact-duplicate key (the key itself is not kept)
     n_words: int = 0  # process.count_words of the text
     signature: bytes = b""  # MinHash of the LSH shingles (uint32 little-endian), when computed per file
+    text_key: bytes = b""  # dedup.memo.text_key of the text (the memo's name for it), computed with it
 
     @property
     def ref(self) -> str:

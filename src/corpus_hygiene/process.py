@@ -17,6 +17,7 @@ from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.keys import dedup_key, record_id
+from corpus_hygiene.dedup.memo import text_key
 from corpus_hygiene.dedup.near import signature_of
 from corpus_hygiene.ingest import (
     BinaryContent,
@@ -57,8 +58,8 @@ def process_paragraph(
     """Clean one paragraph into a candidate record; the record checks of checks/ run on the file's
     records together (``check_results``).
 
-    With a dedup config, the record also carries its MinHash signature: computed here, in the
-    parallel per-file stage (and cached with the file), not in the global dedup step.
+    With a dedup config, the record also carries its MinHash signature and its text's memo key: computed
+    here, in the parallel per-file stage (and cached with the file), not in the global dedup step.
     """
     # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
     # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
@@ -82,6 +83,7 @@ def process_paragraph(
         record_id=record_id(key),
         n_words=count_words(cleaned.text),
         signature=signature_of(cleaned.text, dedup) if dedup is not None else b"",
+        text_key=text_key(cleaned.text) if dedup is not None else b"",
     )
 
 

@@ -76,6 +76,7 @@ def deduplicate(
             [r.signature for r in canon],
             [r.lang in CJK_LANGS for r in canon],
             memo,
+            [r.text_key for r in canon],
         )
     }
     kept: list[Record] = []

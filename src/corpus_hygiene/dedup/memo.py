@@ -28,8 +28,11 @@ from corpus_hygiene.runinfo import code_fingerprint
 Key = tuple[bytes, bytes]
 
 
+TEXT_KEY_BYTES = 16
+
+
 def text_key(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=TEXT_KEY_BYTES).digest()
 
 
 INDEX_KEY_BYTES = 17

@@ -34,7 +34,7 @@ import numpy as np
 from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.memo import PairMemo, index_key, text_key
+from corpus_hygiene.dedup.memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -398,13 +398,14 @@ def find_near_duplicates(
     signatures: Sequence[bytes] = (),
     cjk: Sequence[bool] | None = None,
     memo: PairMemo | None = None,
+    text_keys: Sequence[bytes] = (),
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
     ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
     ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
     ``memo`` holds the candidate pairs and similarities of an earlier run (``dedup/memo.py``), and
-    receives this run's.
+    receives this run's; ``text_keys[i]``, where given, is ``memo.text_key(texts[i])`` made earlier.
     """
     n = len(texts)
     matrix = signature_matrix(texts, config, signatures)
@@ -412,7 +413,10 @@ def find_near_duplicates(
     if memo is None:
         codes, keys = candidate_pairs(matrix, config, mask), []
     else:
-        keys = [text_key(t) for t in texts]
+        keys = [
+            text_keys[i] if i < len(text_keys) and len(text_keys[i]) == TEXT_KEY_BYTES else text_key(t)
+            for i, t in enumerate(texts)
+        ]
         codes = _candidates_with_memo(matrix, config, mask, keys, memo)
     if not len(codes):
         return []
