@@ -57,8 +57,8 @@ def _to_json(result: FileResult) -> dict:
         "source": dataclasses.asdict(result.source),
         "n_records": len(recs),
         "records": {name: _column(values) for name, values in columns.items()},
-        # the signatures (and text keys) of all records as one base64 string (decoded once per file,
-        # then sliced)
+        # the signatures of all records as one base64 string, their text keys as another (each decoded
+        # once per file, then sliced)
         "signatures": base64.b64encode(b"".join(rec.signature for rec in recs)).decode("ascii"),
         "signature_size": len(recs[0].signature) if recs else 0,
         "text_keys": base64.b64encode(b"".join(rec.text_key for rec in recs)).decode("ascii"),
