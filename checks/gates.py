@@ -101,10 +101,12 @@ def _unseen_repeats(keys: pd.DataFrame, columns: list[str], trusted: pd.Series) 
     """Rows that repeat an earlier row of the slice on ``columns`` where pandera did not see the pair:
     the row is one it skipped (``trusted``), or every earlier row with its value is. A repeat between
     two rows pandera saw is its own to report (field_uniqueness, the provenance check): not twice."""
-    groups = [keys[c] for c in columns]
+    repeats = keys.duplicated(columns)
+    if not repeats.any():  # the usual case: no grouping
+        return repeats
     seen = (~trusted).astype(int)
-    seen_before = seen.groupby(groups, sort=False).cumsum() - seen
-    return keys.duplicated(columns) & (trusted | (seen_before == 0))
+    seen_before = seen.groupby([keys[c] for c in columns], sort=False).cumsum() - seen
+    return repeats & (trusted | (seen_before == 0))
 
 
 KEY_COLUMNS = ["record_id", "source_file", "source_line", "dup_count", "also_in"]

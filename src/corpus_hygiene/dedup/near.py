@@ -421,12 +421,14 @@ def find_near_duplicates(
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
-    pairs = list(zip(later.tolist(), earlier.tolist(), strict=True))
-    if memo is not None and len(pairs) >= PARALLEL_VERIFY_MIN_PAIRS:  # the pairs an earlier run verified
-        pairs = [(i, j) for i, j in pairs if _pair_key(keys, i, j) not in memo.known]
-    # with many pairs and cores, every candidate is verified in advance, also those the walk below skips
-    # (a candidate no longer canonical): 100k benchmark corpus, 6,385 against 5,633 verified as it goes
-    verified = verify_in_parallel(texts, pairs, config)
+    verified: dict = {}
+    if len(codes) >= PARALLEL_VERIFY_MIN_PAIRS and verify_processes() > 1:
+        # every candidate the memo does not know is verified in advance, also those the walk below skips
+        # (a candidate no longer canonical): 100k benchmark corpus, 6,385 against 5,633 verified as it goes
+        pairs = list(zip(later.tolist(), earlier.tolist(), strict=True))
+        if memo is not None:
+            pairs = [(i, j) for i, j in pairs if _pair_key(keys, i, j) not in memo.known]
+        verified = verify_in_parallel(texts, pairs, config)
     bounds = (np.flatnonzero(np.diff(later)) + 1).tolist()
     canonical = np.ones(n, dtype=bool)
     matches: list[NearMatch] = []
