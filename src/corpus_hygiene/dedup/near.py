@@ -292,13 +292,15 @@ _SHARE_CHUNK = 64  # pairs are dealt out in chunks: shares of even cost, and a t
 _FORKED: tuple | None = None  # (texts, pairs, config, shares): what the forked processes read
 
 
+def _share_of(pairs: list[tuple[int, int]], share: int, shares: int):
+    """The pairs of one share, in order: every ``shares``-th chunk, from chunk ``share``."""
+    for lo in range(share * _SHARE_CHUNK, len(pairs), shares * _SHARE_CHUNK):
+        yield from pairs[lo : lo + _SHARE_CHUNK]
+
+
 def _verify_share(share: int) -> list[float]:
     texts, pairs, config, shares = _FORKED
-    return [
-        verified_similarity(texts[i], texts[j], config)
-        for lo in range(share * _SHARE_CHUNK, len(pairs), shares * _SHARE_CHUNK)
-        for i, j in pairs[lo : lo + _SHARE_CHUNK]
-    ]
+    return [verified_similarity(texts[i], texts[j], config) for i, j in _share_of(pairs, share, shares)]
 
 
 def verify_processes() -> int:
@@ -337,9 +339,7 @@ def verify_in_parallel(texts: Sequence[str], pairs: list[tuple[int, int]], confi
         _FORKED = None
     sims: dict[tuple[int, int], float] = {}
     for share, values in done.items():
-        chunks = range(share * _SHARE_CHUNK, len(pairs), shares * _SHARE_CHUNK)
-        mine = (pair for lo in chunks for pair in pairs[lo : lo + _SHARE_CHUNK])
-        sims.update(zip(mine, values, strict=True))
+        sims.update(zip(_share_of(pairs, share, shares), values, strict=True))
     return sims
 
 
