@@ -35,6 +35,7 @@ from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, StagedVersion, arrow_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
+from corpus_hygiene.forked import InFork, can_fork, cores
 from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
@@ -125,8 +126,14 @@ def _parallelism() -> int:
 
 
 @task(name="process_files", cache_policy=NO_CACHE, task_run_name="process {label}")
-def process_files_task(sources: list[SourceFile], policy: Policy, cache_dir: str | None, label: str) -> list:
-    return process_files(sources, policy, FileCache(cache_dir) if cache_dir else None)
+def process_files_task(
+    sources: list[SourceFile], policy: Policy, cache_dir: str | None, label: str, forked: bool = False
+) -> list:
+    """``forked``: in a child forked from this process (``forked.InFork``), this task's thread waiting."""
+    cache = FileCache(cache_dir) if cache_dir else None
+    if forked:
+        return InFork(process_files, sources, policy, cache).result()
+    return process_files(sources, policy, cache)
 
 
 def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None) -> list:
@@ -136,6 +143,24 @@ def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None) -> l
     return list(
         process_files_task.map(groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels)
     )
+
+
+def _submit_beside(
+    cache: FileCache, files: list[SourceFile], hashes: dict, policy: Policy, cache_dir: str, logger
+) -> tuple[list[SourceFile], list]:
+    """Without Dask workers but with a second core: the files without a cache entry go to one task that
+    processes them in a forked child while this process reads the other files' entries. Nothing when
+    every file or none has an entry (nothing to do beside)."""
+    todo = cache.missing(files, hashes, policy.sha256)
+    if not todo or len(todo) == len(files):
+        return [], []
+    logger.info(
+        "process_files: %d new or changed files in a forked process while %d cache entries are read",
+        len(todo),
+        len(files) - len(todo),
+    )
+    label = f"{todo[0].rel_path}" + (f" and {len(todo) - 1} more" if len(todo) > 1 else "") + " (forked)"
+    return todo, [process_files_task.submit(todo, policy, cache_dir, label, forked=True)]
 
 
 @task(name="assemble_dataset", cache_policy=NO_CACHE)
@@ -309,9 +334,15 @@ def hygiene_flow(
     policy_path: str | None = None,
     max_file_mb: float | None = None,
     use_cache: bool = True,
+    local_processes: int = 1,
 ):
+    """``local_processes``: processes the run may use without Dask workers (the CLI passes
+    ``--workers N`` when it found too little new input to start a cluster): with 2 or more, a re-run's
+    new files are processed in a forked process while the cache entries of the others are read."""
     try:
-        return _hygiene(input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache)
+        return _hygiene(
+            input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache, local_processes
+        )
     finally:
         release_long_lived()  # the run's data was frozen out of the collector's sight (gc_policy.py)
 
@@ -323,6 +354,7 @@ def _hygiene(
     policy_path: str | None,
     max_file_mb: float | None,
     use_cache: bool,
+    local_processes: int,
 ):
     logger = get_run_logger()
     run_id = new_run_id()
@@ -366,6 +398,8 @@ def _hygiene(
                 # with 10 MB new no gain measured: the reading slowed beside the two workers)
                 todo = cache.missing(discovery.files, hashes, policy.sha256)
                 futures = _submit(todo, policy, cache_dir)
+            elif local_processes > 1 and cores() > 1 and can_fork():
+                todo, futures = _submit_beside(cache, discovery.files, hashes, policy, cache_dir, logger)
             submitted = {f.rel_path for f in todo}
             # Cache hits are read here: a task run per unchanged file costs more than reading its entry.
             with long_lived():

@@ -165,3 +165,16 @@ def test_runs_on_the_temporary_server_send_no_flow_run_heartbeats():
         assert settings.api.url == "http://127.0.0.1:9/api"
         assert settings.flows.heartbeat_frequency is None  # the engine then starts no heartbeat thread
     assert get_current_settings().flows.heartbeat_frequency == before
+
+
+def test_arrow_defaults_fill_the_environment_and_leave_what_the_user_set():
+    from corpus_hygiene.settings import ARROW_DEFAULTS, apply_arrow_defaults
+
+    env: dict = {}
+    apply_arrow_defaults(env)
+    assert env == ARROW_DEFAULTS
+    if sys.platform == "linux":
+        assert env == {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
+    mine = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+    apply_arrow_defaults(mine)
+    assert mine == {"ARROW_DEFAULT_MEMORY_POOL": "system"}

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from corpus_hygiene.settings import apply_prefect_defaults
+    from corpus_hygiene.settings import apply_arrow_defaults, apply_prefect_defaults
 
     apply_prefect_defaults()
+    apply_arrow_defaults()
     if not Path(args.input_dir).is_dir():
         print(
             f"hygiene: error: input folder {args.input_dir!r} does not exist or is not a folder",
@@ -46,6 +47,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 policy_path=args.policy,
                 max_file_mb=args.max_file_mb,
                 use_cache=not args.no_cache,
+                local_processes=args.workers,
                 return_state=True,
             )
     outcome = state.result(raise_on_failure=False)
@@ -271,9 +273,10 @@ def summary_lines(summary: dict) -> list[str]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from corpus_hygiene.settings import apply_prefect_defaults
+    from corpus_hygiene.settings import apply_arrow_defaults, apply_prefect_defaults
 
     apply_prefect_defaults(scheduling=True)
+    apply_arrow_defaults()
     from corpus_hygiene.flows.hygiene import hygiene_flow, with_task_runner
 
     # flow.serve registers a deployment with this schedule and runs each scheduled run in this process

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+import pyarrow as pa
+
 from corpus_hygiene.assemble import Assembled
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.report.charts import length_histogram
@@ -109,6 +111,7 @@ def build_metrics(
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},
+        "arrow_memory_pool": pa.default_memory_pool().backend_name,  # settings.ARROW_DEFAULTS
         "code_version": code_fingerprint(),
         "policy_path": policy.path,
         "policy_sha256": policy.sha256,

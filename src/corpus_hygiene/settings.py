@@ -11,6 +11,7 @@ tracebacks.
 from __future__ import annotations
 
 import os
+import sys
 
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -42,4 +43,20 @@ def apply_prefect_defaults(environ: dict | None = None, scheduling: bool = False
     for key, value in PREFECT_DEFAULTS.items():
         if scheduling and key in SCHEDULING_SERVICES:
             continue
+        env.setdefault(key, value)
+
+
+# Arrow's allocator for the run's processes: jemalloc where the wheel has it (Linux) instead of its
+# default, mimalloc. Turning the 400k benchmark's 391,810 record rows into Arrow a row group at a time
+# (``dataset.write_slices``, its Parquet file written beside): from_pylist 4.13-4.14 s with mimalloc,
+# 2.05-2.07 s with jemalloc (2.8 against 1.0-1.3 s of kernel time); inside a 1%-new run of that corpus
+# 5.35-5.67 s against 4.37-4.87 s. The setting only changes where Arrow's buffers live, not a byte of
+# the outputs. It is read when Arrow first allocates, so it is set before anything imports pyarrow.
+ARROW_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform == "linux" else {}
+
+
+def apply_arrow_defaults(environ: dict | None = None) -> None:
+    """Set our Arrow defaults in the environment; values the user already set win."""
+    env = os.environ if environ is None else environ
+    for key, value in ARROW_DEFAULTS.items():
         env.setdefault(key, value)

@@ -22,7 +22,6 @@ import difflib
 import multiprocessing
 import os
 import re
-import sys
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -36,6 +35,7 @@ from wordfreq import top_n_list
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
 from corpus_hygiene.dedup.shingles import jaccard, shingles
+from corpus_hygiene.forked import can_fork
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _ALNUM = re.compile(r"[^\W_]")
@@ -305,10 +305,8 @@ def _verify_share(share: int) -> list[float]:
 
 def verify_processes() -> int:
     """Processes that verify pairs at once: one a core, at most ``MAX_BAND_THREADS``; 1 where this
-    process cannot fork (outside Linux) or may not have children (a daemonic process: a Dask worker)."""
-    if sys.platform != "linux" or multiprocessing.current_process().daemon:
-        return 1
-    return band_threads()
+    process cannot have forked children (``forked.can_fork``)."""
+    return band_threads() if can_fork() else 1
 
 
 def verify_in_parallel(texts: Sequence[str], pairs: list[tuple[int, int]], config: DedupConfig) -> dict:
