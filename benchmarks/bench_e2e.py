@@ -21,6 +21,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -225,8 +226,17 @@ def main() -> int:
     parser.add_argument("--abstracts", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--server", action="store_true", help="one long-lived Prefect server for the runs")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="build and run in this (new) folder and leave it: the corpus, the last run's outputs, and a "
+        "copy of the full run's in out_full (to profile a re-run on it later)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)  # an error if it exists: nothing of another run is mixed in
+    with contextlib.ExitStack() as stack:
+        tmp = str(args.keep) if args.keep else stack.enter_context(tempfile.TemporaryDirectory())
         corpus, out = Path(tmp) / "corpus", Path(tmp) / "out"
         corpus.mkdir()
         if args.server:
@@ -236,6 +246,8 @@ def main() -> int:
         files = build(corpus, args.abstracts, 1, "f")
         full = run(corpus, out, args.workers, policy)
         print(json.dumps({"full": full}), flush=True)  # kept even if a later run fails
+        if args.keep:
+            shutil.copytree(out, Path(tmp) / "out_full", symlinks=True)
         again = run(corpus, out, args.workers, policy)
         build(corpus, max(1, args.abstracts // 100), 2, "new")
         new = run(corpus, out, args.workers, policy)

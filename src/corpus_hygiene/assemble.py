@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
-from corpus_hygiene.dedup.exact import DuplicateOf, deduplicate
+from corpus_hygiene.dedup.exact import deduplicate
 from corpus_hygiene.dedup.memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.record_checks import check_results
+from corpus_hygiene.rows import RecordRows, column
 
 
 class AccountingError(Exception):
@@ -22,7 +23,7 @@ class AccountingError(Exception):
 
 @dataclass(slots=True)
 class Assembled:
-    records: list[dict] = field(default_factory=list)
+    records: RecordRows | list[dict] = field(default_factory=list)  # rows.py: no dict per row
     duplicates: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
     sources: list[SourceReport] = field(default_factory=list)
@@ -40,28 +41,8 @@ def _ref(file: str, line: int | None) -> str:
     return f"{file}:{line}" if line is not None else file
 
 
-def _record_row(rec: Record, dups: list[DuplicateOf]) -> dict:
-    also_in = (  # most records have no duplicate: nothing to sort
-        sorted((d.record for d in dups), key=lambda r: (r.source_file, r.source_line)) if dups else []
-    )
-    return {
-        "record_id": rec.record_id,
-        "source_file": rec.source_file,
-        "source_line": rec.source_line,
-        "venue": rec.venue,
-        "year": rec.year,
-        "header_label": rec.header_label,
-        "header_lang": rec.header_lang,
-        "text": rec.text,
-        "text_raw": rec.text_raw,
-        "lang": rec.lang,
-        "lang_confidence": rec.lang_confidence,
-        "n_chars": len(rec.text),
-        "n_words": rec.n_words,
-        "fixes": list(rec.fixes),
-        "dup_count": len(dups),
-        "also_in": [r.ref for r in also_in],
-    }
+def _provenance(rec: Record) -> tuple[str, int]:
+    return rec.source_file, rec.source_line
 
 
 def _quarantine_row(rej: Rejected) -> dict:
@@ -97,11 +78,16 @@ def assemble(
     }
 
     kept, dups = deduplicate(records, policy.dedup_config(), memo)
-    by_canonical: dict[int, list[DuplicateOf]] = {}
+    kept.sort(key=_provenance)
+    by_canonical: dict[int, list[Record]] = {}
     for d in dups:
-        by_canonical.setdefault(id(d.canonical), []).append(d)
-    out.records = [_record_row(rec, by_canonical.get(id(rec), [])) for rec in kept]
-    out.records.sort(key=lambda r: (r["source_file"], r["source_line"]))
+        by_canonical.setdefault(id(d.canonical), []).append(d.record)
+    also_in = {  # by row: the refs of the copies a kept record stands for
+        i: [r.ref for r in sorted(by_canonical[id(rec)], key=_provenance)]
+        for i, rec in enumerate(kept)
+        if id(rec) in by_canonical
+    }
+    out.records = RecordRows(kept, also_in)
     out.duplicates = sorted(
         (
             {
@@ -123,7 +109,7 @@ def assemble(
         key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),
     )
     out.quarantine_reasons = dict(sorted(Counter(q["reason"] for q in out.quarantine).items()))
-    out.fix_counts = dict(sorted(Counter(f for r in out.records for f in r["fixes"]).items()))
+    out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
 
     # Accounting: every paragraph of every readable file, and every refused file, exactly once.
     expected: Counter = Counter()  # (file, line), line 0 for a whole file: tuples, not strings (100k+ keys)
@@ -133,7 +119,8 @@ def assemble(
         expected.update((x.source_file, x.source_line) for x in r.records)
         expected.update((x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
     expected.update((x.source_file, 0) for x in refused)
-    seen = Counter((row["source_file"], row["source_line"] or 0) for row in out.records)
+    files, lines = column(out.records, "source_file"), column(out.records, "source_line")
+    seen = Counter((f, line or 0) for f, line in zip(files, lines, strict=True))
     seen.update((row["source_file"], row["source_line"] or 0) for row in out.duplicates)
     seen.update((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
     ingested = (

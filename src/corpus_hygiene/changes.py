@@ -5,6 +5,7 @@ even when reports were deleted or runs failed in between."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_hygiene.dataset import DatasetError, verify_checksums
+from corpus_hygiene.rows import column
 
 SAMPLE = 20
 
@@ -35,7 +37,7 @@ def _delta(new: Counter, old: Counter) -> dict[str, dict[str, int]]:
 
 
 def changes_since_previous(
-    dataset_dir: Path | str, records: list[dict], quarantine: list[dict]
+    dataset_dir: Path | str, records: Sequence[dict], quarantine: list[dict]
 ) -> dict | None:
     """None when there is no previous (valid) dataset in ``dataset_dir``.
 
@@ -52,7 +54,7 @@ def changes_since_previous(
     )
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     old_ids = old.column("record_id")
-    new_ids = pa.array([r["record_id"] for r in records], pa.string())
+    new_ids = pa.array(column(records, "record_id"), pa.string())
     is_new = pc.invert(pc.is_in(new_ids, value_set=old_ids)).to_numpy(zero_copy_only=False)
     # an id is one record: the last row of an id names it, as a dict of the rows would
     added = {
@@ -69,6 +71,6 @@ def changes_since_previous(
         "removed": len(removed),
         "added_sample": sorted(added.values())[:SAMPLE],
         "removed_sample": sorted(removed.values())[:SAMPLE],
-        "languages": _delta(Counter(r["lang"] for r in records), _counts(old.column("lang"))),
+        "languages": _delta(Counter(column(records, "lang")), _counts(old.column("lang"))),
         "quarantine": _delta(Counter(q["reason"] for q in quarantine), _counts(old_reasons)),
     }

@@ -17,11 +17,13 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from corpus_hygiene.rows import to_arrow
 
 SCHEMA_VERSION = 1
 KEEP_VERSIONS = 2
@@ -98,7 +100,7 @@ PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_diction
 ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a time
 
 
-def write_slices(rows: list[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
+def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
     """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
     written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more). Each row
     group's Arrow table is also yielded, for a caller that reads the rows too (the gates): the rows are
@@ -114,7 +116,7 @@ def write_slices(rows: list[dict], schema: pa.Schema, path: Path) -> Iterator[pa
     ):
         pending = None
         for lo in range(0, max(len(rows), 1), ROW_GROUP):
-            table = pa.Table.from_pylist(rows[lo : lo + ROW_GROUP], schema=schema)
+            table = to_arrow(rows, lo, lo + ROW_GROUP, schema)
             if pending is not None:
                 pending.result()  # row groups in order
             pending = pool.submit(writer.write_table, table)
@@ -171,12 +173,12 @@ class StagedVersion:
         self.outputs: dict[str, dict] = {}
         self.open = True  # until committed or discarded
 
-    def write_slices(self, name: str, rows: list[dict]) -> Iterator[pa.Table]:
+    def write_slices(self, name: str, rows: Sequence[dict]) -> Iterator[pa.Table]:
         path = self.path / f"{name}.parquet"
         yield from write_slices(rows, TABLES[name], path)
         self.outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(rows)}
 
-    def write(self, name: str, rows: list[dict]) -> None:
+    def write(self, name: str, rows: Sequence[dict]) -> None:
         for _ in self.write_slices(name, rows):
             pass
 
@@ -234,7 +236,7 @@ class StagedVersion:
 def publish(
     dataset_dir: Path | str,
     run_id: str,
-    tables: dict[str, list[dict]],
+    tables: dict[str, Sequence[dict]],
     manifest: dict,
     checkpoint: Callable[[str], None] = lambda step: None,
     extra_files: dict[str, str] | None = None,
@@ -304,10 +306,10 @@ def rows_to_frame(rows: list[dict], name: str):
     return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
 
 
-def arrow_slices(rows: list[dict], name: str, size: int = ROW_GROUP) -> Iterator[pa.Table]:
+def arrow_slices(rows: Sequence[dict], name: str, size: int = ROW_GROUP) -> Iterator[pa.Table]:
     """The table as Arrow tables of ``size`` rows, made one at a time (for the gates)."""
     for lo in range(0, max(len(rows), 1), size):
-        yield pa.Table.from_pylist(rows[lo : lo + size], schema=TABLES[name])
+        yield to_arrow(rows, lo, lo + size, TABLES[name])
 
 
 def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:

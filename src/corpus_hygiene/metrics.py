@@ -11,11 +11,12 @@ import pyarrow as pa
 from corpus_hygiene.assemble import Assembled
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.report.charts import length_histogram
+from corpus_hygiene.rows import column
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
 def source_rows(asm: Assembled) -> list[dict]:
-    kept = Counter(r["source_file"] for r in asm.records)
+    kept = Counter(column(asm.records, "source_file"))
     dups = Counter(r["source_file"] for r in asm.duplicates)
     quar = Counter(r["source_file"] for r in asm.quarantine)
     rows = []
@@ -69,10 +70,11 @@ SAMPLE_CHARS = 600
 def repair_samples(asm: Assembled) -> dict[str, list[dict]]:
     """For each fix, the first few records it changed (in provenance order): text before and after."""
     out: dict[str, list[dict]] = {}
-    for row in asm.records:
-        for fix in row["fixes"]:
+    for i, fixes in enumerate(column(asm.records, "fixes")):
+        for fix in fixes:
             samples = out.setdefault(fix, [])
             if len(samples) < SAMPLES_PER_FIX:
+                row = asm.records[i]
                 samples.append(
                     {
                         "ref": f"{row['source_file']}:{row['source_line']}",
@@ -103,10 +105,10 @@ def build_metrics(
         "files_from_cache": sum(1 for s in asm.sources if s.cached),
         "sources": source_rows(asm),
         "skipped": asm.skipped,
-        "languages": dict(Counter(r["lang"] for r in asm.records).most_common()),
-        "header_languages": dict(Counter(r["header_lang"] for r in asm.records).most_common()),
+        "languages": dict(Counter(column(asm.records, "lang")).most_common()),
+        "header_languages": dict(Counter(column(asm.records, "header_lang")).most_common()),
         "fix_counts": asm.fix_counts,
-        "length_histogram": length_histogram([r["n_chars"] for r in asm.records]),
+        "length_histogram": length_histogram(column(asm.records, "n_chars")),
         "checks": asm.check_counts,
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,

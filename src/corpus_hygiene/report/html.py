@@ -6,12 +6,14 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from rapidfuzz.distance import Indel
 
 from corpus_hygiene.report.charts import bars
+from corpus_hygiene.rows import column
 
 _env = Environment(
     loader=PackageLoader("corpus_hygiene.report", "templates"),
@@ -82,11 +84,12 @@ def _segments(before: str, after: str, a: list[str], b: list[str]) -> dict[str, 
 
 
 def render_run_report(
-    metrics: dict, quarantine: list[dict], duplicates: list[dict], records: list[dict] = ()
+    metrics: dict, quarantine: list[dict], duplicates: list[dict], records: Sequence[dict] = ()
 ) -> str:
     shown = duplicates[:MAX_ROWS]
     wanted = {d["canonical_id"] for d in shown}
-    canonical_texts = {r["record_id"]: r["text_raw"] for r in records if r["record_id"] in wanted}
+    ids = column(records, "record_id")
+    canonical_texts = {ids[i]: records[i]["text_raw"] for i in range(len(ids)) if ids[i] in wanted}
     return _env.get_template("run.html.j2").render(
         canonical_texts=canonical_texts,
         m=metrics,
@@ -129,7 +132,7 @@ def write_reports(
     metrics: dict,
     quarantine: list[dict],
     duplicates: list[dict],
-    records: list[dict] = (),
+    records: Sequence[dict] = (),
 ) -> Path:
     """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``; return the page."""
     reports_dir = Path(reports_dir)
