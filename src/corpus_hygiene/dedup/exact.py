@@ -58,15 +58,18 @@ def deduplicate(
     ``memo``, similarities verified by an earlier run are looked up, not computed again)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
-    groups: dict[str, list[Record]] = {}
+    first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies (~10%)
+    copies: dict[str, list[Record]] = {}
     for rec in records:
-        groups.setdefault(rec.record_id, []).append(rec)
+        if (earlier := first.setdefault(rec.record_id, rec)) is not rec:
+            copies.setdefault(rec.record_id, [earlier]).append(rec)
     dups: list[DuplicateOf] = []
     canon: list[Record] = []
-    for members in groups.values():
-        best = members[0] if len(members) == 1 else min(members, key=canonical_rank)
+    for record_id, best in first.items():
+        if (members := copies.get(record_id)) is not None:
+            best = min(members, key=canonical_rank)
+            dups += [DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best]
         canon.append(best)
-        dups.extend(DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best)
     canon.sort(key=canonical_rank)
     merged_into: dict[int, tuple[int, float]] = {
         m.index: (m.canonical, m.similarity)
