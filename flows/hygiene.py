@@ -35,7 +35,7 @@ from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, StagedVersion, arrow_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
-from corpus_hygiene.forked import InFork, can_fork, cores
+from corpus_hygiene.forked import call_in_fork, can_fork, cores
 from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
@@ -129,10 +129,11 @@ def _parallelism() -> int:
 def process_files_task(
     sources: list[SourceFile], policy: Policy, cache_dir: str | None, label: str, forked: bool = False
 ) -> list:
-    """``forked``: in a child forked from this process (``forked.InFork``), this task's thread waiting."""
+    """``forked``: in a child forked from this process (``forked.call_in_fork``), this task's thread
+    waiting."""
     cache = FileCache(cache_dir) if cache_dir else None
     if forked:
-        return InFork(process_files, sources, policy, cache).result()
+        return call_in_fork(process_files, sources, policy, cache)
     return process_files(sources, policy, cache)
 
 

@@ -1,4 +1,4 @@
-"""forked.InFork: a call made in a forked child, or in this process when no child can do it."""
+"""forked.call_in_fork: a call made in a forked child, or in this process when no child can make it."""
 
 import os
 import sys
@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from corpus_hygiene import forked
-from corpus_hygiene.forked import InFork
+from corpus_hygiene.forked import call_in_fork
 
 linux = pytest.mark.skipif(sys.platform != "linux", reason="children are forked on Linux only")
 
@@ -27,28 +27,36 @@ def _die_in_child(parent):
 
 @linux
 def test_the_call_is_made_in_a_child_and_its_result_comes_back():
-    call = InFork(_pid_and, ["a", {"b": 2}])
-    assert call.forked
-    pid, value = call.result()
+    pid, value = call_in_fork(_pid_and, ["a", {"b": 2}])
     assert pid != os.getpid() and value == ["a", {"b": 2}]
 
 
 @linux
 def test_an_error_in_the_child_is_raised_here():
     with pytest.raises(ValueError, match="bad input"):
-        InFork(_fail, "bad input").result()
+        call_in_fork(_fail, "bad input")
+
+
+def _oserror_in_child(parent):
+    if os.getpid() != parent:
+        raise OSError(28, "No space left on device")
+    return "made here"
+
+
+@linux
+def test_an_oserror_of_the_call_itself_is_raised_not_taken_for_a_failed_fork():
+    with pytest.raises(OSError, match="No space left"):
+        call_in_fork(_oserror_in_child, os.getpid())
 
 
 @linux
 def test_a_child_that_dies_costs_only_the_time_the_call_is_made_here():
-    assert InFork(_die_in_child, os.getpid()).result() == "made here"
+    assert call_in_fork(_die_in_child, os.getpid()) == "made here"
 
 
 def test_where_no_child_may_be_forked_the_call_is_made_here(monkeypatch):
     monkeypatch.setattr(forked, "can_fork", lambda: False)
-    call = InFork(_pid_and, 1)
-    assert not call.forked
-    assert call.result() == (os.getpid(), 1)
+    assert call_in_fork(_pid_and, 1) == (os.getpid(), 1)
 
 
 def test_a_fork_that_fails_for_want_of_memory_is_made_here(monkeypatch):
@@ -64,6 +72,4 @@ def test_a_fork_that_fails_for_want_of_memory_is_made_here(monkeypatch):
 
     monkeypatch.setattr(forked, "can_fork", lambda: True)
     monkeypatch.setattr(forked, "ProcessPoolExecutor", NoFork)
-    call = InFork(_pid_and, 2)
-    assert not call.forked
-    assert call.result() == (os.getpid(), 2)
+    assert call_in_fork(_pid_and, 2) == (os.getpid(), 2)

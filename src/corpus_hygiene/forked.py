@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -29,37 +29,23 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
-class InFork(Generic[T]):
-    """``fn(*args)`` started in a forked child at once; ``result()`` waits for it (its exceptions are
-    raised here). The arguments and the result travel by pickle. When no child could be forked, or it
-    died, ``result()`` makes the call in this process."""
-
-    def __init__(self, fn: Callable[..., T], *args) -> None:
-        self._fn, self._args = fn, args
-        self._pool: ProcessPoolExecutor | None = None
-        self._future = None
-        if not can_fork():
-            return
+def call_in_fork(fn: Callable[..., T], *args) -> T:
+    """``fn(*args)``, made in a forked child while this thread waits (other threads of this process
+    go on); its exceptions are raised here; the arguments and the result travel by pickle. Made in this
+    process when no child can be forked, or the child died."""
+    if not can_fork():
+        return fn(*args)
+    pool = None
+    try:
         try:
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            self._future = self._pool.submit(fn, *args)
-        except OSError:  # no fork (no memory for one): made in this process by result()
-            self._close()
-
-    @property
-    def forked(self) -> bool:
-        return self._future is not None
-
-    def result(self) -> T:
-        try:
-            if self._future is not None:
-                with contextlib.suppress(BrokenProcessPool):  # the child died: made here below
-                    return self._future.result()
-        finally:
-            self._close()
-        return self._fn(*self._args)
-
-    def _close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-        self._pool = self._future = None
+            pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            future = pool.submit(fn, *args)
+        except OSError:  # no fork (no memory for one)
+            future = None
+        if future is not None:
+            with contextlib.suppress(BrokenProcessPool):  # the child died: made here below
+                return future.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return fn(*args)
