@@ -37,13 +37,17 @@ SCHEDULING_SERVICES = (
 )
 
 
+def _set_defaults(defaults: dict[str, str], environ: dict | None) -> None:
+    """Set ``defaults`` in the environment (``os.environ`` unless given); values already set win."""
+    env = os.environ if environ is None else environ
+    for key, value in defaults.items():
+        env.setdefault(key, value)
+
+
 def apply_prefect_defaults(environ: dict | None = None, scheduling: bool = False) -> None:
     """Set our Prefect defaults in the environment; values the user already set win."""
-    env = os.environ if environ is None else environ
-    for key, value in PREFECT_DEFAULTS.items():
-        if scheduling and key in SCHEDULING_SERVICES:
-            continue
-        env.setdefault(key, value)
+    skip = SCHEDULING_SERVICES if scheduling else ()
+    _set_defaults({k: v for k, v in PREFECT_DEFAULTS.items() if k not in skip}, environ)
 
 
 # Arrow's allocator for the run's processes: jemalloc where the wheel has it (Linux) instead of its
@@ -57,6 +61,4 @@ ARROW_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform == "l
 
 def apply_arrow_defaults(environ: dict | None = None) -> None:
     """Set our Arrow defaults in the environment; values the user already set win."""
-    env = os.environ if environ is None else environ
-    for key, value in ARROW_DEFAULTS.items():
-        env.setdefault(key, value)
+    _set_defaults(ARROW_DEFAULTS, environ)
