@@ -35,7 +35,7 @@ from corpus_hygiene.cluster import CLUSTER_KWARGS, close_idle_workers, configure
 from corpus_hygiene.current import current_version, hash_inputs, run_key
 from corpus_hygiene.dataset import PublishError, StagedVersion, arrow_slices, publish
 from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo
-from corpus_hygiene.forked import call_in_fork, can_fork, cores
+from corpus_hygiene.forked import arguments_ahead, begun_ahead, beside, call_in_fork
 from corpus_hygiene.gc_policy import freeze_alive, long_lived, release_long_lived
 from corpus_hygiene.ingest import Discovery, InputRootError, discover
 from corpus_hygiene.metrics import build_metrics, manifest_from_metrics
@@ -133,6 +133,8 @@ def process_files_task(
     waiting."""
     cache = FileCache(cache_dir) if cache_dir else None
     if forked:
+        if begun_ahead(process_files, sources, policy, cache):
+            get_run_logger().info("%s: begun by the CLI in a forked process while Prefect started", label)
         return call_in_fork(process_files, sources, policy, cache)
     return process_files(sources, policy, cache)
 
@@ -147,13 +149,24 @@ def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None) -> l
 
 
 def _submit_beside(
-    cache: FileCache, files: list[SourceFile], hashes: dict, policy: Policy, cache_dir: str, logger
+    cache: FileCache,
+    files: list[SourceFile],
+    hashes: dict,
+    policy: Policy,
+    cache_dir: str,
+    processes: int,
+    logger,
 ) -> tuple[list[SourceFile], list]:
     """Without Dask workers but with a second core: the files without a cache entry go to one task that
     processes them in a forked child while this process reads the other files' entries. Nothing when
-    every file or none has an entry (nothing to do beside)."""
+    every file or none has an entry (nothing to do beside), or ``forked.beside`` says no. The CLI may
+    have begun that child already (``forked.start_ahead``, same arguments): the task takes its result."""
     todo = cache.missing(files, hashes, policy.sha256)
-    if not todo or len(todo) == len(files):
+    if ahead := {src.rel_path for args in arguments_ahead(process_files) for src in args[0]}:
+        # files begun ahead are new to this run even once that child has stored their entries
+        todo_paths = ahead | {src.rel_path for src in todo}
+        todo = [src for src in files if src.rel_path in todo_paths]
+    if not beside(len(todo), len(files), processes):
         return [], []
     logger.info(
         "process_files: %d new or changed files in a forked process while %d cache entries are read",
@@ -399,8 +412,10 @@ def _hygiene(
                 # with 10 MB new no gain measured: the reading slowed beside the two workers)
                 todo = cache.missing(discovery.files, hashes, policy.sha256)
                 futures = _submit(todo, policy, cache_dir)
-            elif local_processes > 1 and cores() > 1 and can_fork():
-                todo, futures = _submit_beside(cache, discovery.files, hashes, policy, cache_dir, logger)
+            elif local_processes > 1:
+                todo, futures = _submit_beside(
+                    cache, discovery.files, hashes, policy, cache_dir, local_processes, logger
+                )
             submitted = {f.rel_path for f in todo}
             # Cache hits are read here: a task run per unchanged file costs more than reading its entry.
             with long_lived():

@@ -1,7 +1,9 @@
 """forked.call_in_fork: a call made in a forked child, or in this process when no child can make it."""
 
+import multiprocessing
 import os
 import sys
+import time
 
 import pytest
 
@@ -73,3 +75,71 @@ def test_a_fork_that_fails_for_want_of_memory_is_made_here(monkeypatch):
     monkeypatch.setattr(forked, "can_fork", lambda: True)
     monkeypatch.setattr(forked, "ProcessPoolExecutor", NoFork)
     assert call_in_fork(_pid_and, 2) == (os.getpid(), 2)
+
+
+def _pid_and_start(value):
+    return os.getpid(), time.time(), value
+
+
+@linux
+def test_a_call_begun_ahead_is_taken_by_the_same_call_later():
+    assert forked.start_ahead(_pid_and_start, ["files", 1])
+    assert forked.begun_ahead(_pid_and_start, ["files", 1])
+    assert forked.arguments_ahead(_pid_and_start) == [(["files", 1],)]
+    time.sleep(0.3)
+    asked = time.time()
+    pid, began, value = call_in_fork(_pid_and_start, ["files", 1])
+    assert pid != os.getpid() and value == ["files", 1]
+    assert began < asked  # the child had begun before it was asked for
+    assert not forked.begun_ahead(_pid_and_start, ["files", 1])
+    assert forked.arguments_ahead(_pid_and_start) == []
+
+
+@linux
+def test_a_call_with_other_arguments_does_not_take_what_was_begun_ahead():
+    assert forked.start_ahead(_pid_and_start, "a")
+    try:
+        time.sleep(0.3)
+        asked = time.time()
+        _, began, value = call_in_fork(_pid_and_start, "b")
+        assert value == "b" and began >= asked  # made by a child of its own, forked when asked
+        assert forked.arguments_ahead(_pid_and_start) == [("a",)]
+    finally:
+        forked.drop_ahead()
+    assert forked.arguments_ahead(_pid_and_start) == []
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+@linux
+def test_what_nobody_took_is_ended_by_drop_ahead():
+    before = set(multiprocessing.active_children())
+    assert forked.start_ahead(_sleep, 60)
+    assert len(set(multiprocessing.active_children()) - before) == 1
+    started = time.monotonic()
+    forked.drop_ahead()
+    assert time.monotonic() - started < 10  # the child was ended, not waited for
+    assert set(multiprocessing.active_children()) - before == set()
+    assert not forked.begun_ahead(_sleep, 60)
+
+
+def test_nothing_is_begun_ahead_where_no_child_may_be_forked(monkeypatch):
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    assert not forked.start_ahead(_pid_and_start, 1)
+    assert forked.arguments_ahead(_pid_and_start) == []
+    assert call_in_fork(_pid_and_start, 1)[0] == os.getpid()
+
+
+@pytest.mark.parametrize(
+    ("todo", "total", "processes", "cores", "expected"),
+    [(1, 9, 2, 2, True), (0, 9, 2, 2, False), (9, 9, 2, 2, False), (1, 9, 1, 2, False), (1, 9, 2, 1, False)],
+)
+def test_new_files_go_beside_only_with_some_of_each_a_second_process_and_a_second_core(
+    monkeypatch, todo, total, processes, cores, expected
+):
+    monkeypatch.setattr(forked, "can_fork", lambda: True)
+    monkeypatch.setattr(forked, "cores", lambda: cores)
+    assert forked.beside(todo, total, processes) is expected

@@ -36,7 +36,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0
         workers = _workers_for(args, check)
-        with _local_runtime(workers, args.dask_address, check.read_ahead, server) as ready:
+        # the new files, when the flow will make them in a forked child (one process here, a second
+        # core): begun now, forked before any thread starts, while this process imports the flow and
+        # Prefect's server starts; the flow's task takes the result (``forked.start_ahead``)
+        ahead = workers == 1 and not args.dask_address and check.begin(args.workers)
+        if ahead:
+            from corpus_hygiene.forked import drop_ahead
+
+            stack.callback(drop_ahead)  # when the flow did not take it (it failed before)
+        with _local_runtime(workers, args.dask_address, check.read_ahead, server, warm=not ahead) as ready:
             from corpus_hygiene.flows import hygiene  # imported while the cluster and the server start
 
             flow = hygiene.with_task_runner(hygiene.hygiene_flow, workers=workers, address=ready())
@@ -112,6 +120,7 @@ def _local_runtime(
     address: str | None,
     read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead,
     server: TemporaryServer | None = None,
+    warm: bool = True,
 ) -> Iterator[Callable[[], str | None]]:
     """What a run needs besides the flow: the Prefect API of ``server`` (spawned, see
     ``_temporary_server``), and for ``--workers N`` the local Dask cluster. The cluster starts in a
@@ -121,8 +130,9 @@ def _local_runtime(
     given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
     server's start: it loads what the first batch of files needs (``warm_up``: a small file through
     the per-file stage, 0.65-0.75 s more than the earlier warm-up, 0.6-1.3 s less on the first
-    files) and what the gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache
-    entries ahead for the flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings
+    files; not with ``warm`` false: a forked child begun ahead makes the new files) and what the gates'
+    first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache entries ahead for the flow
+    (``read_ahead``, until the server is up) meanwhile. Prefect's settings
     context is fixed at import, so a server that had to move to another port is handed to this process with
     ``temporary_settings`` (and to the workers through the environment: a new cluster, its workers
     forked from this process after the change).
@@ -151,7 +161,8 @@ def _local_runtime(
             cluster = starting.result() if starting is not None else None
             if serving is not None:
                 if cluster is None and not serving.done():
-                    warm_up()
+                    if warm:
+                        warm_up()
                     gates.warm_up()
                     with long_lived():  # the entries live to the end of the run (gc_policy.py)
                         read_ahead(serving.done)  # last: it stops when the server answers
@@ -208,11 +219,16 @@ def cluster_min_bytes() -> int:
         return CLUSTER_MIN_BYTES
 
 
+def _begin_nothing(processes: int) -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Precheck:
     current: str | None = None  # the published version, when it already is this run's output
     todo_bytes: int | None = None  # bytes of input without a cache entry (None: unknown)
     read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead  # FileCache.read_ahead of the hits
+    begin: Callable[[int], bool] = _begin_nothing  # begins the files without an entry: see _precheck
 
 
 def _precheck(args: argparse.Namespace) -> _Precheck:
@@ -238,10 +254,23 @@ def _precheck(args: argparse.Namespace) -> _Precheck:
     missing = cache.missing(discovery.files, hashes, policy.sha256)
     absent = {f.rel_path for f in missing}
     hits = [f for f in discovery.files if f.rel_path not in absent]
+
+    def begin(processes: int) -> bool:
+        """Begin, in a forked child, the per-file work of the files without an entry, as the flow's
+        task for them will ask for it (``forked.beside``; the same call and arguments as in
+        ``process_files_task``); whether it was begun."""
+        from corpus_hygiene.forked import beside, start_ahead
+        from corpus_hygiene.process import process_files  # imported once, here: the child has it
+
+        if not beside(len(missing), len(discovery.files), processes):
+            return False
+        return start_ahead(process_files, missing, policy, cache)
+
     return _Precheck(
         current,
         sum(f.size for f in missing),
         lambda until: cache.read_ahead(hits, hashes, policy.sha256, until),
+        begin,
     )
 
 
