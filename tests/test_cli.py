@@ -124,6 +124,57 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
         cache_module._READ_AHEAD.clear()  # not taken by a flow in this test
 
 
+@pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="a forked child, a 2nd core")
+def test_precheck_begins_the_new_files_as_the_flows_task_will_ask_for_them(tmp_path, policy):
+    import argparse
+
+    from corpus_hygiene import forked
+    from corpus_hygiene.cache import FileCache, cache_dir_for
+    from corpus_hygiene.cli import _precheck
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.process import process_file, process_files
+
+    files = discover(EXAMPLES, policy.max_file_bytes).files
+    cache = FileCache(cache_dir_for(tmp_path / "clean"))
+    for src in files[:4]:
+        process_file(src, policy, cache)
+    args = argparse.Namespace(input_dir=str(EXAMPLES), dataset_dir=str(tmp_path / "clean"), policy=None,
+                              max_file_mb=None)  # fmt: skip
+    check = _precheck(args)
+    try:
+        assert not check.begin(1)  # `--workers 1`: one process, nothing beside it
+        assert check.begin(2)
+        [(sources, *_)] = forked.arguments_ahead(process_files)
+        assert [f.rel_path for f in sources] == [f.rel_path for f in files[4:]]
+        # the arguments as process_files_task builds them from the flow's own discovery and cache folder
+        flow_cache = FileCache(str(cache_dir_for(str(tmp_path / "clean"))))
+        flow_files = discover(EXAMPLES, policy.max_file_bytes).files[4:]
+        assert forked.begun_ahead(process_files, flow_files, policy, flow_cache)
+        results = forked.call_in_fork(process_files, flow_files, policy, flow_cache)
+        assert [r.source.source_file for r in results] == [f.rel_path for f in files[4:]]
+        assert forked.arguments_ahead(process_files) == []  # taken
+    finally:
+        forked.drop_ahead()
+
+
+def test_a_run_against_a_long_lived_server_sends_no_heartbeats_unless_the_user_set_them(monkeypatch):
+    from prefect.settings import get_current_settings
+
+    from corpus_hygiene.cli import _local_runtime
+
+    before = get_current_settings().flows.heartbeat_frequency
+    for name in ("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "PREFECT_RUNNER_HEARTBEAT_FREQUENCY"):
+        monkeypatch.delenv(name, raising=False)
+    with _local_runtime(1, None, server=None) as ready:
+        assert ready() is None  # no cluster
+        assert get_current_settings().flows.heartbeat_frequency is None
+    assert get_current_settings().flows.heartbeat_frequency == before
+    monkeypatch.setenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "60")  # the user's: theirs to keep
+    with _local_runtime(1, None, server=None) as ready:
+        ready()
+        assert get_current_settings().flows.heartbeat_frequency == before
+
+
 def test_the_server_spawned_before_the_precheck_is_stopped_when_there_is_nothing_to_do(
     tmp_path, monkeypatch, capsys
 ):

@@ -175,9 +175,28 @@ def _local_runtime(
                         cluster = local_cluster(workers)  # forked now: the new URL in their environment
                         stack.callback(cluster.close)
                 stack.enter_context(_api_url(api_url))
+            elif not any(os.environ.get(name) for name in HEARTBEAT_SETTINGS):
+                stack.enter_context(_no_heartbeats())
             return cluster.scheduler_address if cluster is not None else None
 
         yield ready
+
+
+# Prefect's setting of flow-run heartbeats, and its older name
+HEARTBEAT_SETTINGS = ("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "PREFECT_RUNNER_HEARTBEAT_FREQUENCY")
+
+
+@contextmanager
+def _no_heartbeats() -> Iterator[None]:
+    """No flow-run heartbeats for a ``hygiene run`` against a long-lived server, unless the user set
+    their frequency. They feed an automation that marks runs of deployments as crashed when they stop
+    (Prefect's "detect zombie flows"); ``hygiene serve`` keeps Prefect's default. At a flow's end Prefect
+    waits for its heartbeat thread, which sleeps a second at a time: flow end to flow run finished
+    0.6 and 1.0 s with them (100k corpus, 1% new), ~0.02 s without."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        yield
 
 
 @contextmanager
