@@ -123,9 +123,7 @@ class _Hashed(io.RawIOBase):
         self.fh.flush()
 
 
-def write_slices(
-    rows: Sequence[dict], schema: pa.Schema, path: Path, digest=None
-) -> Iterator[pa.Table]:
+def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path, digest=None) -> Iterator[pa.Table]:
     """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
     written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more). Each row
     group's Arrow table is also yielded, for a caller that reads the rows too (the gates): the rows are
@@ -137,9 +135,7 @@ def write_slices(
     # the pool closes first: a write under way ends before the file does (also when the caller stops)
     with (
         open(path, "wb") as fh,
-        pq.ParquetWriter(
-            fh if digest is None else _Hashed(fh, digest), schema, **PARQUET_OPTIONS
-        ) as writer,
+        pq.ParquetWriter(fh if digest is None else _Hashed(fh, digest), schema, **PARQUET_OPTIONS) as writer,
         ThreadPoolExecutor(1, thread_name_prefix="parquet") as pool,
     ):
         pending = None
