@@ -145,3 +145,34 @@ def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
         and "0 3 * * *" in inspect.stdout
         and "flows/hygiene.py:hygiene_flow" in inspect.stdout
     )
+
+
+def test_a_rerun_against_the_long_lived_server_begins_its_new_files_before_the_flow(server, tmp_path):
+    """`hygiene run` with PREFECT_API_URL set: the CLI forks the new files' child before it imports the
+    flow, the flow's task takes its result, and the bytes are those of a run that reads no cache."""
+    import shutil
+
+    corpus = tmp_path / "in"
+    shutil.copytree(EXAMPLES, corpus)
+
+    def run(out: Path, *extra: str) -> subprocess.CompletedProcess:
+        args = [str(BIN / "hygiene"), "run", str(corpus), "--dataset-dir", str(out / "clean"),
+                "--reports-dir", str(out / "reports"), *extra]  # fmt: skip
+        return subprocess.run(args, env=server, capture_output=True, text=True, timeout=300)
+
+    assert run(tmp_path / "out").returncode == 0
+    (corpus / "zz_new.txt").write_text("ICLR 2026 Papers\n\n" + "A new abstract about graphs. " * 8, "utf-8")
+    proc = run(tmp_path / "out", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if sys.platform == "linux" and (os.cpu_count() or 1) > 1:
+        assert "zz_new.txt (forked): begun by the CLI in a forked process while Prefect started" in (
+            proc.stdout + proc.stderr
+        )
+    assert "Starting temporary server" not in proc.stdout + proc.stderr  # the long-lived one served it
+    full = run(tmp_path / "full", "--no-cache")
+    assert full.returncode == 0, full.stderr[-3000:]
+
+    def parquet(out: Path) -> dict:
+        return {k: v for k, v in verify_checksums(out / "clean")["outputs"].items() if k.endswith(".parquet")}
+
+    assert parquet(tmp_path / "out") == parquet(tmp_path / "full")
