@@ -2,6 +2,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,40 @@ def test_a_run_against_a_long_lived_server_sends_no_heartbeats_unless_the_user_s
     with _local_runtime(1, None, server=None) as ready:
         ready()
         assert get_current_settings().flows.heartbeat_frequency == before
+
+
+def test_while_the_temporary_server_starts_the_cli_warms_up_then_begins_the_new_files(monkeypatch):
+    """One worker, the server still starting: the per-file and gates' warm-ups, then the new files'
+    child (forked warm), then cache entries read until the server answers; its URL is the run's."""
+    import threading
+
+    from prefect.settings import get_current_settings
+
+    from corpus_hygiene import cli, cluster
+    from corpus_hygiene.checks import gates
+
+    done: list[str] = []
+    answered = threading.Event()
+
+    class Starting:  # a temporary server that answers once the entries are being read
+        def wait(self, timeout):
+            answered.wait(30)
+            return "http://127.0.0.1:9/api"
+
+    def read_ahead(until):
+        done.append("read_ahead")
+        answered.set()
+        while not until():
+            time.sleep(0.01)
+        return 0
+
+    monkeypatch.setattr(cluster, "warm_up", lambda: done.append("warm_up"))
+    monkeypatch.setattr(gates, "warm_up", lambda: done.append("gates.warm_up"))
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    with cli._local_runtime(1, None, read_ahead, Starting(), lambda: done.append("begin")) as ready:
+        assert ready() is None
+        assert get_current_settings().api.url == "http://127.0.0.1:9/api"
+    assert done == ["warm_up", "gates.warm_up", "begin", "read_ahead"]
 
 
 def test_the_server_spawned_before_the_precheck_is_stopped_when_there_is_nothing_to_do(

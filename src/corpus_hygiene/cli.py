@@ -36,19 +36,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0
         workers = _workers_for(args, check)
-        # Against a long-lived Prefect server, the new files, when the flow will make them in a forked
-        # child (one process here, a second core): begun now, forked before any thread starts, on the
-        # core this process leaves idle while it imports the flow; the flow's task takes the result
-        # (``forked.start_ahead``). 1%-new re-runs of the 100k corpus, alternating: 8.53, 8.14, 10.15 s
-        # against 9.82, 10.23, 9.73 s. Not beside a temporary server: its start and this process's
-        # warm-ups already keep both cores busy (9.33, 9.16, 9.33, 10.41 s against 9.56, 8.76, 9.21,
-        # 9.68 s), and the child forked by the flow starts warm.
-        ahead = server is None and workers == 1 and not args.dask_address and check.begin(args.workers)
-        if ahead:
-            from corpus_hygiene.forked import drop_ahead
+        # The new files, when the flow will make them in a forked child (one process here, a second
+        # core), are begun before the flow asks (``forked.start_ahead``; its task takes the result):
+        # against a long-lived Prefect server, now, forked before any thread starts, on the core this
+        # process leaves idle while it imports the flow (1%-new re-runs of the 100k corpus,
+        # alternating: 8.53, 8.14, 10.15 s against 9.82, 10.23, 9.73 s); beside a temporary server,
+        # once this process has warmed up (``_local_runtime``): begun here, the child would start cold
+        # and slow the server's start (9.33, 9.16, 9.33, 10.41 s against 9.56, 8.76, 9.21, 9.68 s).
+        from corpus_hygiene.forked import drop_ahead
 
-            stack.callback(drop_ahead)  # when the flow did not take it (it failed before)
-        with _local_runtime(workers, args.dask_address, check.read_ahead, server) as ready:
+        stack.callback(drop_ahead)  # what the flow did not take (it failed before)
+
+        def begin() -> bool:
+            return workers == 1 and not args.dask_address and check.begin(args.workers)
+
+        if server is None:
+            begin()
+        with _local_runtime(workers, args.dask_address, check.read_ahead, server, begin) as ready:
             from corpus_hygiene.flows import hygiene  # imported while the cluster and the server start
 
             flow = hygiene.with_task_runner(hygiene.hygiene_flow, workers=workers, address=ready())
@@ -124,6 +128,7 @@ def _local_runtime(
     address: str | None,
     read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead,
     server: TemporaryServer | None = None,
+    begin: Callable[[], bool] = lambda: False,
 ) -> Iterator[Callable[[], str | None]]:
     """What a run needs besides the flow: the Prefect API of ``server`` (spawned, see
     ``_temporary_server``), and for ``--workers N`` the local Dask cluster. The cluster starts in a
@@ -133,8 +138,9 @@ def _local_runtime(
     given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
     server's start: it loads what the first batch of files needs (``warm_up``: a small file through
     the per-file stage, 0.65-0.75 s more than the earlier warm-up, 0.6-1.3 s less on the first
-    files) and what the gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), and reads cache
-    entries ahead for the flow (``read_ahead``, until the server is up) meanwhile. Prefect's settings
+    files) and what the gates' first validation needs (``gates.warm_up``, 0.6-0.9 s), then ``begin``s
+    the new files in a child forked warm, and reads cache entries ahead for the flow (``read_ahead``,
+    until the server is up) meanwhile. Prefect's settings
     context is fixed at import, so a server that had to move to another port is handed to this process with
     ``temporary_settings`` (and to the workers through the environment: a new cluster, its workers
     forked from this process after the change).
@@ -165,6 +171,7 @@ def _local_runtime(
                 if cluster is None and not serving.done():
                     warm_up()
                     gates.warm_up()
+                    begin()  # the new files, in a child forked warm
                     with long_lived():  # the entries live to the end of the run (gc_policy.py)
                         read_ahead(serving.done)  # last: it stops when the server answers
                 api_url = serving.result()
