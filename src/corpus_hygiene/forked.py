@@ -106,7 +106,10 @@ def _call_key(fn: Callable, args: tuple) -> bytes:
 
 def _fork(fn: Callable, args: tuple) -> tuple[ProcessPoolExecutor, Future] | None:
     """A child forked for ``fn(*args)`` and its future; None when the fork failed (no memory for one)."""
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    except OSError:  # its queue's pipes and locks (no file descriptors left)
+        return None
     try:
         return pool, pool.submit(fn, *args)
     except OSError:
