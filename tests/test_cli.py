@@ -101,10 +101,10 @@ def test_summary_lines_fit_one_screen():
     ]
 
 
-def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_path, policy):
+def _precheck_with_four_cached(tmp_path, policy):
+    """The example files, the first four with cache entries; the CLI's pre-check of a run on them."""
     import argparse
 
-    from corpus_hygiene import cache as cache_module
     from corpus_hygiene.cache import FileCache, cache_dir_for
     from corpus_hygiene.cli import _precheck
     from corpus_hygiene.ingest import discover
@@ -116,7 +116,13 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
         process_file(src, policy, cache)
     args = argparse.Namespace(input_dir=str(EXAMPLES), dataset_dir=str(tmp_path / "clean"), policy=None,
                               max_file_mb=None)  # fmt: skip
-    check = _precheck(args)
+    return files, _precheck(args)
+
+
+def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_path, policy):
+    from corpus_hygiene import cache as cache_module
+
+    files, check = _precheck_with_four_cached(tmp_path, policy)
     assert check.current is None  # nothing published yet
     assert check.todo_bytes == sum(f.size for f in files[4:])
     try:
@@ -127,21 +133,12 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
 
 @pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="a forked child, a 2nd core")
 def test_precheck_begins_the_new_files_as_the_flows_task_will_ask_for_them(tmp_path, policy):
-    import argparse
-
     from corpus_hygiene import forked
     from corpus_hygiene.cache import FileCache, cache_dir_for
-    from corpus_hygiene.cli import _precheck
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_file, process_files
+    from corpus_hygiene.process import process_files
 
-    files = discover(EXAMPLES, policy.max_file_bytes).files
-    cache = FileCache(cache_dir_for(tmp_path / "clean"))
-    for src in files[:4]:
-        process_file(src, policy, cache)
-    args = argparse.Namespace(input_dir=str(EXAMPLES), dataset_dir=str(tmp_path / "clean"), policy=None,
-                              max_file_mb=None)  # fmt: skip
-    check = _precheck(args)
+    files, check = _precheck_with_four_cached(tmp_path, policy)
     try:
         assert not check.begin(1)  # `--workers 1`: one process, nothing beside it
         assert check.begin(2)
