@@ -14,7 +14,6 @@ version is kept for one more run so a reader holding it open is not cut off.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -101,41 +100,18 @@ PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_diction
 ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a time
 
 
-class _Hashed(io.RawIOBase):
-    """A file being written that also feeds every byte to ``digest``: the checksum of a table is made
-    as it is written, not by reading the file back (``sha256_file``: 0.16 s of a 100k-record run's
-    gates, py-spy)."""
-
-    def __init__(self, fh, digest) -> None:
-        self.fh, self.digest = fh, digest
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        self.digest.update(data)
-        return self.fh.write(data)
-
-    def tell(self) -> int:
-        return self.fh.tell()
-
-    def flush(self) -> None:
-        self.fh.flush()
-
-
-def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path, digest=None) -> Iterator[pa.Table]:
+def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
     """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
     written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more). Each row
     group's Arrow table is also yielded, for a caller that reads the rows too (the gates): the rows are
     converted once for both. Each row group is written in a thread while the caller works on the slice
     (pyarrow encodes and compresses without the GIL). The file is complete, and fsynced, once the
-    iterator is exhausted; ``digest`` (a ``hashlib`` object), when given, has been fed its bytes."""
+    iterator is exhausted."""
     from concurrent.futures import ThreadPoolExecutor
 
     # the pool closes first: a write under way ends before the file does (also when the caller stops)
     with (
-        open(path, "wb") as fh,
-        pq.ParquetWriter(fh if digest is None else _Hashed(fh, digest), schema, **PARQUET_OPTIONS) as writer,
+        pq.ParquetWriter(path, schema, **PARQUET_OPTIONS) as writer,
         ThreadPoolExecutor(1, thread_name_prefix="parquet") as pool,
     ):
         pending = None
@@ -146,8 +122,7 @@ def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path, digest=Non
             pending = pool.submit(writer.write_table, table)
             yield table
         pending.result()
-        writer.close()  # the footer, before the file is synced
-        fh.flush()
+    with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
 
 
@@ -199,9 +174,9 @@ class StagedVersion:
         self.open = True  # until committed or discarded
 
     def write_slices(self, name: str, rows: Sequence[dict]) -> Iterator[pa.Table]:
-        digest = hashlib.sha256()
-        yield from write_slices(rows, TABLES[name], self.path / f"{name}.parquet", digest)
-        self.outputs[f"{name}.parquet"] = {"sha256": digest.hexdigest(), "rows": len(rows)}
+        path = self.path / f"{name}.parquet"
+        yield from write_slices(rows, TABLES[name], path)
+        self.outputs[f"{name}.parquet"] = {"sha256": sha256_file(path), "rows": len(rows)}
 
     def write(self, name: str, rows: Sequence[dict]) -> None:
         for _ in self.write_slices(name, rows):
