@@ -125,6 +125,7 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
     files, check = _precheck_with_four_cached(tmp_path, policy)
     assert check.current is None  # nothing published yet
     assert check.todo_bytes == sum(f.size for f in files[4:])
+    assert check.cached_bytes == sum(f.size for f in files[:4])
     try:
         assert check.read_ahead(lambda: False) == 4
     finally:
@@ -261,3 +262,36 @@ def test_arrow_defaults_fill_the_environment_and_leave_what_the_user_set():
     mine = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
     apply_arrow_defaults(mine)
     assert mine == {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+
+
+@pytest.mark.parametrize(
+    ("new_mb", "cached_mb", "env", "workers"),
+    [
+        (10, 100, None, 2),  # 100k corpus, 10% new: the workers share the new files
+        (3, 100, None, 1),  # under 4 MB new: beside the cache reading, no cluster
+        (10, 1000, None, 1),  # 1M corpus, 1% new: reading the rest takes longer than the new files
+        (30, 1000, None, 2),  # 3% new: the new files take longer
+        (10, 1000, "0", 2),  # the user's threshold wins: a cluster whatever is new
+        (10, 100, "20", 1),
+    ],
+)
+def test_a_cluster_starts_only_when_the_new_input_outweighs_reading_the_cached_rest(
+    monkeypatch, capsys, new_mb, cached_mb, env, workers
+):
+    import argparse
+
+    from corpus_hygiene.cli import _Precheck, _workers_for
+
+    if env is None:
+        monkeypatch.delenv("HYGIENE_CLUSTER_MIN_MB", raising=False)
+    else:
+        monkeypatch.setenv("HYGIENE_CLUSTER_MIN_MB", env)
+    args = argparse.Namespace(workers=2, dask_address=None)
+    check = _Precheck(todo_bytes=new_mb << 20, cached_bytes=cached_mb << 20)
+    assert _workers_for(args, check) == workers
+    err = capsys.readouterr().err
+    if workers == 1:
+        assert f"{new_mb:.1f} MB of new or changed input ({cached_mb:.1f} MB read from the cache)" in err
+        assert "without starting 2 Dask workers" in err
+    else:
+        assert err == ""

@@ -86,10 +86,11 @@ def _workers_for(args: argparse.Namespace, check: _Precheck) -> int:
         workers > 1
         and not args.dask_address
         and check.todo_bytes is not None
-        and check.todo_bytes < cluster_min_bytes()
+        and check.todo_bytes < cluster_min_bytes(check.cached_bytes)
     ):
         print(
-            f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input: processed in this process, "
+            f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input "
+            f"({check.cached_bytes / 2**20:.1f} MB read from the cache): processed beside the cache reading, "
             f"without starting {workers} Dask workers",
             file=sys.stderr,
         )
@@ -232,16 +233,31 @@ def _api_url(url: str) -> Iterator[None]:
 # 13.1 s against 13.4, 12.1, 11.4 s; 11 MB new 20.7, 19.8 s against 15.9, 14.6 s (the flow reads the
 # cache entries while the workers process the new files).
 CLUSTER_MIN_BYTES = 4 << 20
+# Nor while reading the cache entries of the rest takes longer than one process needs for the new files:
+# a forked child processes them on the second core while this process reads (``forked.beside``), and
+# two workers beside the reading would only share the two cores three ways. An entry is read in ~1/40
+# of the time its file takes to process at 1M records (0.02 s against ~0.9 s a MB of input; ~1/180 at
+# 100k). 1%-new re-runs of the 1M corpus (10 MB new of 1,020 MB), alternating on one kept state: 61.6,
+# 48.4, 49.4 s in a forked child against 77.2, 56.3, 55.2 s on two workers.
+CACHED_PER_NEW = 40
 
 
-def cluster_min_bytes() -> int:
-    """``CLUSTER_MIN_BYTES``, or ``HYGIENE_CLUSTER_MIN_MB`` from the environment (another machine's
-    crossing point; 0: a cluster whatever the new input)."""
+def cluster_min_bytes(cached_bytes: int = 0) -> int:
+    """Below how many bytes of new or changed input no cluster starts: ``CLUSTER_MIN_BYTES``, or
+    1/``CACHED_PER_NEW`` of the ``cached_bytes`` of input read from the cache when that is more; or
+    ``HYGIENE_CLUSTER_MIN_MB`` from the environment (another machine's crossing point; 0: a cluster
+    whatever the new input).
+
+    >>> cluster_min_bytes() == CLUSTER_MIN_BYTES, cluster_min_bytes(1000 << 20) == 25 << 20
+    (True, True)
+    """
     value = os.environ.get("HYGIENE_CLUSTER_MIN_MB")
     try:
-        return CLUSTER_MIN_BYTES if value is None else max(0, int(float(value) * 2**20))
+        if value is not None:
+            return max(0, int(float(value) * 2**20))
     except ValueError:
-        return CLUSTER_MIN_BYTES
+        pass
+    return max(CLUSTER_MIN_BYTES, cached_bytes // CACHED_PER_NEW)
 
 
 def _begin_nothing(processes: int) -> bool:
@@ -252,6 +268,7 @@ def _begin_nothing(processes: int) -> bool:
 class _Precheck:
     current: str | None = None  # the published version, when it already is this run's output
     todo_bytes: int | None = None  # bytes of input without a cache entry (None: unknown)
+    cached_bytes: int = 0  # bytes of input with one
     read_ahead: Callable[[Callable[[], bool]], int] = _no_read_ahead  # FileCache.read_ahead of the hits
     begin: Callable[[int], bool] = _begin_nothing  # begins the files without an entry: see _precheck
 
@@ -294,6 +311,7 @@ def _precheck(args: argparse.Namespace) -> _Precheck:
     return _Precheck(
         current,
         sum(f.size for f in missing),
+        sum(f.size for f in hits),
         lambda until: cache.read_ahead(hits, hashes, policy.sha256, until),
         begin,
     )
