@@ -102,8 +102,9 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     proc = run_hygiene(corpus, tmp_path, "--workers", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     # one small new file: not worth starting a Dask cluster for
-    assert "0.0 MB of new or changed input: processed in this process, without starting 2 Dask workers" in (
-        proc.stderr
+    assert (
+        "0.0 MB of new or changed input (0.0 MB read from the cache): processed "
+        "without starting 2 Dask workers" in proc.stderr
     )
     assert "Dask cluster" not in proc.stderr + proc.stdout
     if sys.platform == "linux" and (os.cpu_count() or 1) > 1:  # the second core: a forked process

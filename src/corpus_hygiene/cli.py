@@ -90,7 +90,7 @@ def _workers_for(args: argparse.Namespace, check: _Precheck) -> int:
     ):
         print(
             f"hygiene: {check.todo_bytes / 2**20:.1f} MB of new or changed input "
-            f"({check.cached_bytes / 2**20:.1f} MB read from the cache): processed beside the cache reading, "
+            f"({check.cached_bytes / 2**20:.1f} MB read from the cache): processed "
             f"without starting {workers} Dask workers",
             file=sys.stderr,
         )
