@@ -408,8 +408,9 @@ def _hygiene(
             cache = FileCache(cache_dir)
             if _dask_client() is not None:
                 # the workers process the files without an entry while this process reads the others'
-                # entries (100k corpus, 11 MB new: 14.6-15.9 s against 19.8-20.7 s in-process; at 1M
-                # with 10 MB new no gain measured: the reading slowed beside the two workers)
+                # entries (100k corpus, 11 MB new: 14.6-15.9 s against 19.8-20.7 s in-process). Where
+                # the reading takes longer than the new files, the CLI starts no cluster and the next
+                # branch takes them (``cli.cluster_min_bytes``: 1M corpus, 10 MB new)
                 todo = cache.missing(discovery.files, hashes, policy.sha256)
                 futures = _submit(todo, policy, cache_dir)
             elif local_processes > 1:

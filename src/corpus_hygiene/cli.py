@@ -236,9 +236,11 @@ CLUSTER_MIN_BYTES = 4 << 20
 # Nor while reading the cache entries of the rest takes longer than one process needs for the new files:
 # a forked child processes them on the second core while this process reads (``forked.beside``), and
 # two workers beside the reading would only share the two cores three ways. An entry is read in ~1/40
-# of the time its file takes to process at 1M records (0.02 s against ~0.9 s a MB of input; ~1/180 at
-# 100k). 1%-new re-runs of the 1M corpus (10 MB new of 1,020 MB), alternating on one kept state: 61.6,
-# 48.4, 49.4 s in a forked child against 77.2, 56.3, 55.2 s on two workers.
+# of the time its file takes to process at 1M records or more: cache_lookup 11.5-20.5 s for 1,010 MB of
+# input (0.011-0.02 s a MB) against ~0.9 s a MB processed (91.3 s of CPU for the 100k corpus's 101 MB);
+# ~1/180 at 100k (1,650 entries, 82 MB, read ahead in 0.41 s). 1%-new re-runs of the 1M corpus (10 MB
+# new of 1,020 MB), alternating on one kept state: 61.6, 48.4, 49.4 s in a forked child against 77.2,
+# 56.3, 55.2 s on two workers.
 CACHED_PER_NEW = 40
 
 
