@@ -101,22 +101,50 @@ def _workers_for(args: argparse.Namespace, check: _Precheck) -> int:
 def _temporary_server(stack: ExitStack):
     """Prefect's API for this run, spawned first: its start (3.2-3.5 s of imports on a core of its own)
     is the longest wait of a run, and the pre-check, which may find there is nothing to do, takes well
-    under a second beside it (``stack`` stops it then). ``None`` when PREFECT_API_URL names a server.
+    under a second beside it. ``None`` when PREFECT_API_URL names a server, or a server kept from an
+    earlier run answers (``local_server.kept_server_url``: its URL is put there, and the run goes as on
+    any long-lived server).
 
     Without PREFECT_API_URL, Prefect starts a temporary server in each process that needs the API, and
     only once the flow is called; the Dask worker processes would each start their own (~10 s apiece,
     and their task runs would not be in the flow's server). So one is started here (``local_server``),
     and its URL handed to this process and, through the environment, to the workers the cluster starts.
+    It stays up for the next runs until none has used it for ``HYGIENE_SERVER_IDLE_MINUTES``
+    (``local_server.idle_seconds``), or, that being 0, ``stack`` stops it with the run.
     """
     if os.environ.get("PREFECT_API_URL"):
         return None
-    from corpus_hygiene.local_server import TemporaryServer, free_port
+    from corpus_hygiene import local_server
 
-    server = TemporaryServer(free_port())
+    kept_for = local_server.idle_seconds()
+    if kept_for:
+        try:
+            stack.enter_context(local_server.lease())  # before looking: the server stays while it is held
+        except OSError:  # PREFECT_HOME cannot be written: a server for this run only
+            kept_for = 0.0
+    if kept_for and (kept := local_server.kept_server_url()):
+        url, pid = kept
+        print(f"hygiene: on Prefect's server kept from an earlier run (pid {pid})", file=sys.stderr)
+        os.environ["PREFECT_API_URL"] = url
+        stack.callback(os.environ.pop, "PREFECT_API_URL", None)
+        return None
+    server = local_server.TemporaryServer(local_server.free_port(), kept_for)
     os.environ["PREFECT_API_URL"] = server.api_url  # before Prefect is imported and the workers spawn
     stack.callback(os.environ.pop, "PREFECT_API_URL", None)
-    stack.callback(server.stop)
+    if kept_for:
+        stack.callback(_say_kept, server)
+    else:
+        stack.callback(server.stop)
     return server.spawn()
+
+
+def _say_kept(server: TemporaryServer) -> None:
+    if server.process is not None and server.process.poll() is None:
+        print(
+            f"hygiene: Prefect's server (pid {server.process.pid}) stays up for the next runs until none "
+            f"has used it for {server.kept_for / 60:g} min (`hygiene server stop` stops it now)",
+            file=sys.stderr,
+        )
 
 
 def _no_read_ahead(until: Callable[[], bool]) -> int:
@@ -368,6 +396,25 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_server(args: argparse.Namespace) -> int:
+    from corpus_hygiene import local_server
+    from corpus_hygiene.settings import apply_prefect_defaults
+
+    apply_prefect_defaults()  # the settings a run has: a server is kept for runs with them
+
+    directory = local_server.kept_dir()
+    if args.action == "stop":
+        pid = local_server.stop_kept(directory)
+        print(f"stopped Prefect's server kept from earlier runs (pid {pid})" if pid else "no server kept")
+        return 0
+    kept = local_server.kept_server_url(directory)
+    if kept is None:
+        print(f"no server kept for runs with these settings ({directory})")
+    else:
+        print(f"Prefect's server kept from earlier runs: pid {kept[1]}, {kept[0]}")
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from corpus_hygiene.dataset import DatasetError, validate_dataset
 
@@ -455,6 +502,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--dataset-dir", default="data/clean", help="default: %(default)s")
     serve.add_argument("--reports-dir", default="reports", help="default: %(default)s")
     serve.set_defaults(func=_cmd_serve)
+
+    server = sub.add_parser(
+        "server",
+        help="the Prefect server that `hygiene run` keeps between runs: status, stop",
+        description="A `hygiene run` without PREFECT_API_URL starts Prefect's server and keeps it for the "
+        "next runs until none has used it for HYGIENE_SERVER_IDLE_MINUTES (default 10; 0, or CI set: "
+        "stopped with its run). `status` says whether one is up; `stop` stops it now.",
+    )
+    server.add_argument("action", choices=["status", "stop"])
+    server.set_defaults(func=_cmd_server)
 
     val = sub.add_parser(
         "validate",
