@@ -10,7 +10,9 @@ markup, 2% junk records. Reports wall time, abstracts/s, per-stage seconds and p
 
 ``--server`` runs all three against one long-lived Prefect server (``prefect server start``, its own
 PREFECT_HOME in the temporary folder), as runs scheduled by ``hygiene serve`` or a deployment do;
-without it each run starts Prefect's temporary server (~7-10 s), as a bare ``hygiene run`` does.
+without it the runs go as a bare ``hygiene run`` does: the full run starts Prefect's server (a server
+kept from earlier runs is stopped first) and keeps it, the re-runs use it (each run's ``server`` says
+which), and it is stopped at the end; with ``HYGIENE_SERVER_IDLE_MINUTES=0`` each run starts its own.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-from corpus_hygiene.local_server import free_port
+from corpus_hygiene.local_server import free_port, idle_seconds
 
 PER_FILE = 50
 HEADERS = {
@@ -122,6 +124,11 @@ def prefect_server(home: Path):
         log.close()
 
 
+def stop_kept_server() -> None:
+    hygiene = str(Path(sys.executable).with_name("hygiene"))
+    subprocess.run([hygiene, "server", "stop"], check=True, capture_output=True, timeout=60)
+
+
 def _sample_tree(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> int:
     """Resident bytes of a process and all its descendants (Prefect's server, Dask workers) now; each
     one's CPU seconds so far (user, system) go to ``cpu``, by pid."""
@@ -187,6 +194,13 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
+    server = (
+        "long-lived (PREFECT_API_URL)"
+        if os.environ.get("PREFECT_API_URL")
+        else "kept from an earlier run"
+        if "on Prefect's server kept from an earlier run" in proc.stderr
+        else "started by this run"
+    )
     peak = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
     # CPU of every process of the run as last seen (at most 0.2 s before each one ended). The system
     # part includes the page faults of the memory the processes grow into, which on this VM cost ~6 ms
@@ -198,6 +212,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     if proc.stdout.startswith("unchanged:"):  # the published dataset is current: nothing ran
         return {
             "wall_seconds": round(wall, 1),
+            "server": server,
             "outcome": proc.stdout.splitlines()[0],
             "peak_rss_mb_children": peak,
             "peak_rss_mb_process_tree": round(peak_tree / 2**20),
@@ -209,6 +224,7 @@ def run(input_dir: Path, out: Path, workers: int, policy: Path) -> dict:
     metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
     return {
         "wall_seconds": round(wall, 1),
+        "server": server,  # a kept server is not this run's child: its memory and CPU are not counted
         "counts": metrics["counts"],
         "stage_seconds": metrics["stage_seconds"],
         "files_from_cache": metrics["files_from_cache"],
@@ -242,6 +258,9 @@ def main() -> int:
         if args.server:
             (Path(tmp) / "prefect").mkdir()
             stack.enter_context(prefect_server(Path(tmp) / "prefect"))
+        else:  # the full run starts the server (none kept from before), and none is left behind
+            stop_kept_server()
+            stack.callback(stop_kept_server)
         policy = DEFAULT_POLICY_PATH
         files = build(corpus, args.abstracts, 1, "f")
         full = run(corpus, out, args.workers, policy)
@@ -258,7 +277,11 @@ def main() -> int:
             "abstracts": n,
             "files": files,
             "workers": args.workers,
-            "prefect": "long-lived server" if args.server else "temporary server per run",
+            "prefect": "long-lived server"
+            if args.server
+            else "started by the full run, kept for the re-runs"
+            if idle_seconds()
+            else "temporary server per run",
             "full": {**full, "abstracts_per_s": round(n / full["wall_seconds"])},
             "unchanged_rerun": {
                 **again,

@@ -138,13 +138,21 @@ def _dup_count_ok(keys: pd.DataFrame) -> pd.Series:
     return (counts >= 0).fillna(False) & (counts == keys["also_in"].map(len)).fillna(False)
 
 
+_warmed_up = False
+
+
 def warm_up() -> None:
-    """Validate an empty table of each kind. A process's first validation costs ~0.9 s (pandera builds
-    the schemas and imports dask.dataframe for its type lists; the next one takes 0.05 s): the CLI pays
-    it while it waits for Prefect's server, not in the gates."""
+    """Validate an empty table of each kind, once a process. A process's first validation costs ~0.9 s
+    (pandera builds the schemas and imports what it needs; the next one takes 0.05 s): the CLI pays it
+    while it waits for Prefect's server, or the flow while its per-file work is elsewhere, not the
+    gates."""
+    global _warmed_up
+    if _warmed_up:
+        return
     from corpus_hygiene.dataset import rows_to_frame
 
     schema_failures({name: rows_to_frame([], name) for name in TABLE_MODELS})
+    _warmed_up = True
 
 
 def _across(check: str, failed: pd.Series, offset: int, why: str = "repeats an earlier slice") -> list[str]:

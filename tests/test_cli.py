@@ -15,7 +15,7 @@ COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)
 
 
 def test_the_commands_are_the_ones_we_document():
-    assert COMMANDS == ["run", "serve", "validate"]
+    assert COMMANDS == ["run", "serve", "server", "validate"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
