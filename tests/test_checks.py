@@ -306,3 +306,38 @@ def test_a_repeat_pandera_saw_is_reported_once_and_one_it_did_not_see_by_the_gat
     ]
     assert [f for f in failures if "field_uniqueness" in f and "at row 3" in f], failures
     assert not [f for f in failures if "at row 3" in f and f.startswith("records.*")]
+
+
+def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catches_violations():
+    # pandera is told dask is absent (checks/schemas.py): its first validation imported dask.dataframe
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from corpus_hygiene.checks.gates import schema_failures, warm_up\n"
+        "from corpus_hygiene.dataset import rows_to_frame\n"
+        "warm_up()\n"
+        "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine')}\n"
+        "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"
+        " 'detail': 'x', 'text_raw': None}], 'quarantine')\n"
+        "print(sorted(f.split(':')[0] for f in schema_failures(frames)))\n"
+        "print('dask.dataframe' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [
+        "['quarantine.reason', 'quarantine.source_line']",
+        "False",
+    ]
+
+
+def test_the_gates_warm_up_validates_once_a_process(monkeypatch):
+    from corpus_hygiene.checks import gates
+
+    calls = []
+    monkeypatch.setattr(gates, "_warmed_up", False)
+    monkeypatch.setattr(gates, "schema_failures", lambda frames: calls.append(sorted(frames)) or [])
+    gates.warm_up()
+    gates.warm_up()
+    assert calls == [["duplicates", "quarantine", "records"]]
