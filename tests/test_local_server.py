@@ -263,3 +263,9 @@ def test_the_next_run_uses_the_server_a_run_kept_and_server_stop_stops_it(tmp_pa
     assert stop.stdout.strip() == f"stopped Prefect's server kept from earlier runs (pid {pid})"
     assert not local_server._alive(pid)
     assert not (tmp_path / "home" / "hygiene-server" / "server.json").exists()
+
+
+def test_server_stop_leaves_a_process_alone_that_took_a_gone_servers_pid(tmp_path):
+    _record(tmp_path, os.getpid())  # a live process, not a kept server
+    assert local_server.stop_kept(tmp_path) is None
+    assert local_server._alive(os.getpid()) and not (tmp_path / "server.json").exists()

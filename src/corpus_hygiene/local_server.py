@@ -309,8 +309,8 @@ def stop_kept(directory: Path | None = None, timeout: float = 10.0) -> int | Non
         return None
     pid = record["pid"]
     (directory / RECORD).unlink(missing_ok=True)
-    if not _alive(pid):
-        return None
+    if not _alive(pid) or not _is_kept_server(pid, record.get("port")):
+        return None  # gone; its pid may be another process's now
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while _alive(pid) and time.monotonic() < deadline:
@@ -318,6 +318,16 @@ def stop_kept(directory: Path | None = None, timeout: float = 10.0) -> int | Non
     if _alive(pid):
         os.kill(pid, signal.SIGKILL)
     return pid
+
+
+def _is_kept_server(pid: int, port) -> bool:
+    """Whether process ``pid`` is a kept server (its command line, where /proc has it; else whether the
+    recorded port answers)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"corpus_hygiene.local_server" in cmdline.read()
+    except OSError:
+        return _answers(f"http://127.0.0.1:{port}/api")
 
 
 def _retire_when_idle(server, directory: Path, idle: float, poll: float = POLL_SECONDS) -> None:
