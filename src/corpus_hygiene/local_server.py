@@ -255,6 +255,15 @@ def _write_record(directory: Path, record: dict, replace: bool = True) -> bool:
         temporary.unlink(missing_ok=True)
 
 
+def _withdraw(directory: Path, pid: int) -> dict | None:
+    """Remove the record if it names server ``pid`` (not one that replaced it); the record removed."""
+    record = _read_record(directory)
+    if record is None or record["pid"] != pid:
+        return None
+    (directory / RECORD).unlink(missing_ok=True)
+    return record
+
+
 @contextlib.contextmanager
 def lease(directory: Path | None = None) -> Iterator[None]:
     """This run may use the kept server: from before it looks for one to its end. A lease whose run
@@ -344,13 +353,11 @@ def _retire_when_idle(server, directory: Path, idle: float, poll: float = POLL_S
             continue
         if time.monotonic() - quiet_since < idle:
             continue
-        record = _read_record(directory)
-        if record is not None and record["pid"] == pid:
-            (directory / RECORD).unlink(missing_ok=True)
-            if _in_use(directory):
-                _write_record(directory, record, replace=False)
-                quiet_since = time.monotonic()
-                continue
+        record = _withdraw(directory, pid)
+        if record is not None and _in_use(directory):
+            _write_record(directory, record, replace=False)
+            quiet_since = time.monotonic()
+            continue
         server.should_exit = True
 
 
@@ -373,9 +380,7 @@ def serve_kept(port: int, directory: Path, idle: float) -> int:
     except SystemExit:  # uvicorn's exit when it cannot bind or the app failed to start
         pass
     finally:
-        record = _read_record(directory)
-        if record is not None and record["pid"] == os.getpid():
-            (directory / RECORD).unlink(missing_ok=True)
+        _withdraw(directory, os.getpid())
     return 0 if server.started else PORT_TAKEN
 
 
