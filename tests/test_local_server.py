@@ -239,11 +239,18 @@ def _run(corpus, out, env) -> subprocess.CompletedProcess:
 
 
 def test_the_next_run_uses_the_server_a_run_kept_and_server_stop_stops_it(tmp_path):
-    from .conftest import EXAMPLES
-
     env = {**os.environ, "HYGIENE_SERVER_IDLE_MINUTES": "2", "PREFECT_HOME": str(tmp_path / "home")}
     env.pop("CI", None)
     env.pop("PREFECT_API_URL", None)
+    try:
+        _two_runs_on_one_server(tmp_path, env)
+    finally:  # a failed assertion leaves no server behind for its 2 minutes
+        local_server.stop_kept(tmp_path / "home" / "hygiene-server")
+
+
+def _two_runs_on_one_server(tmp_path, env):
+    from .conftest import EXAMPLES
+
     first = _run(EXAMPLES, tmp_path / "a", env)
     assert first.returncode == 0, first.stderr[-2000:]
     kept = re.search(r"Prefect's server \(pid (\d+)\) stays up .* used it for 2 min", first.stderr)
