@@ -228,9 +228,9 @@ def _no_heartbeats() -> Iterator[None]:
     """No flow-run heartbeats: at a flow's end Prefect joins its heartbeat thread, which sleeps a second
     at a time, and the run waits for it (0.82 s of a 1%-new run's main thread, py-spy; flow end to flow
     run finished 0.6 and 1.0 s against ~0.02 s without, 100k corpus). Heartbeats feed an automation
-    that marks deployment runs as crashed when they stop (Prefect's "detect zombie flows"): a
-    temporary server lives for one run, and a ``hygiene run`` against a long-lived server is not a
-    deployment run (its user may set the frequency; ``hygiene serve`` keeps Prefect's default)."""
+    that marks deployment runs as crashed when they stop (Prefect's "detect zombie flows"), and a
+    ``hygiene run`` is not a deployment run, on the server it started, on one kept from an earlier run
+    or on a long-lived one (its user may set the frequency; ``hygiene serve`` keeps Prefect's default)."""
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
@@ -401,7 +401,6 @@ def _cmd_server(args: argparse.Namespace) -> int:
     from corpus_hygiene.settings import apply_prefect_defaults
 
     apply_prefect_defaults()  # the settings a run has: a server is kept for runs with them
-
     directory = local_server.kept_dir()
     if args.action == "stop":
         pid = local_server.stop_kept(directory)
