@@ -100,3 +100,17 @@ def test_records_carry_the_signature_and_memo_key_the_dedup_step_would_compute(t
     assert len(rec.signature) == 4 * policy.dedup_config().num_perm
     assert rec.signature == signature_of(rec.text, policy.dedup_config())
     assert len(rec.text_key) == 16 and rec.text_key == text_key(rec.text)
+
+
+def test_records_pickle_whole_as_the_flow_receives_them_from_dask_workers(tmp_path, policy):
+    import pickle
+    from dataclasses import fields
+
+    data = f"ICLR 2026 Papers\n\nline one of {ABSTRACT}\nline two\n\n{ABSTRACT}\n".encode()
+    records = _process(tmp_path, data, policy).records
+    back = pickle.loads(pickle.dumps(records, protocol=5))
+    assert back == records
+    for rec, copy in zip(records, back, strict=True):
+        assert [getattr(copy, f.name) for f in fields(copy)] == [getattr(rec, f.name) for f in fields(rec)]
+        assert (copy.text_raw is copy.text) == (rec.text_raw is rec.text)  # one string, not two
+    assert records[0].fixes and records[0].signature and records[0].text_key  # non-default values travel
