@@ -61,12 +61,13 @@ def discover_sources(input_dir: str, max_bytes: int) -> Discovery:
     return discover(input_dir, max_bytes)
 
 
-# Files go to tasks in batches of consecutive files: a task costs more than its work's share. On Dask,
-# ~0.16 CPU s a task besides the work (36 empty batches on a 2-worker local cluster: 5.1-6.8 CPU s
-# across the flow (submission: Prefect serialises its context per task), the workers (Prefect's task
-# engine, its clients) and Prefect's server (the task runs' events), three rounds; in threads, 0.4 CPU s);
-# 600 one-abstract files, one task each, spent 59 s in submission on `--workers 2`. At most 64 files a
-# batch gave the 100k benchmark corpus 36 tasks, ~6 CPU s at that cost; this gives it 17.
+# Files go to tasks in batches of consecutive files: a task costs more than its work's share. A Prefect
+# task costs ~0.15 CPU s besides its work (40 batches of one small file on a 2-worker local cluster:
+# 6.0-6.9 CPU s as Prefect tasks, 0.44-0.64 s as plain Dask tasks, three rounds each, flow, workers and
+# Prefect's server together: Prefect serialises its settings per task, rebuilds them in the worker, opens
+# a client there (with a TLS context) and records the task run's events): on Dask the batches are plain
+# Dask tasks (``_submit``). The record checks still cost ~18 ms a batch (pandera, once a call). At most
+# 64 files a batch gave the 100k benchmark corpus 36 tasks; this gives it 17.
 BATCH_BYTES = 16 << 20  # at most: a task's results are held by its worker until gathered
 BATCH_FILES = 256
 MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): ~1 s of work on one core
@@ -140,8 +141,16 @@ def process_files_task(
 
 
 def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None) -> list:
-    """The per-file tasks over ``files``, in batches (``batches``); their futures."""
+    """The per-file work over ``files``, in batches (``batches``); their futures. On the flow's Dask
+    cluster each batch is a plain Dask task (``process_files`` itself: no Prefect task run in the
+    workers, see above; the flow shows the stage as one task, ``process_files_on_dask``); without one,
+    a Prefect task a batch in this process."""
     groups = batches(files, _parallelism())
+    if not groups:
+        return []
+    if (client := _dask_client()) is not None:
+        cache = FileCache(cache_dir) if cache_dir else None
+        return client.map(process_files, groups, policy=policy, cache=cache, pure=False)
     labels = [f"{g[0].rel_path}" + (f" and {len(g) - 1} more" if len(g) > 1 else "") for g in groups]
     return list(
         process_files_task.map(groups, policy=unmapped(policy), cache_dir=unmapped(cache_dir), label=labels)
@@ -289,12 +298,13 @@ def publish_artifacts(metrics: dict, page: Path) -> None:
 def gather_with_progress(
     futures: list, logger, total_files: int, every_seconds: float = 10.0
 ) -> list[FileResult]:
-    """Results in input order (each future gives a batch), logging progress (files, records, rate)."""
+    """Results in input order (each future, of Prefect or of Dask, gives a batch), logging progress
+    (files, records, rate)."""
     index = {id(f): i for i, f in enumerate(futures)}
     results: list[list[FileResult]] = [[] for _ in futures]
     start = last = time.perf_counter()
     done = files = records = 0
-    for future in as_completed(futures):
+    for future in _as_completed(futures):
         batch = future.result()
         results[index[id(future)]] = batch
         _release(future)
@@ -315,10 +325,27 @@ def gather_with_progress(
     return [r for batch in results for r in batch]
 
 
+@task(
+    name="process_files_on_dask", cache_policy=NO_CACHE, task_run_name="process {total_files} files on Dask"
+)
+def gather_from_dask(futures: list, total_files: int) -> list[FileResult]:
+    """The per-file stage on Dask as one task run of the flow (its batches are Dask tasks, ``_submit``):
+    it waits here, in the flow's process, for the workers' results, and logs the progress."""
+    return gather_with_progress(futures, get_run_logger(), total_files)
+
+
+def _as_completed(futures: list):
+    if futures and not hasattr(futures[0], "task_run_id"):  # Dask's: distributed is imported already
+        from distributed import as_completed as dask_as_completed
+
+        return dask_as_completed(futures, loop=futures[0].client.loop)
+    return as_completed(futures)
+
+
 def _release(future) -> None:
     """A Dask worker keeps a task's result in its memory while a future refers to it; once gathered
     here, the workers' copies are not needed (at 1M records they would double the memory of the run)."""
-    wrapped = getattr(future, "wrapped_future", None)
+    wrapped = getattr(future, "wrapped_future", future)  # a Prefect future's Dask future, or a Dask future
     if hasattr(wrapped, "release"):
         wrapped.release()
 
@@ -435,7 +462,10 @@ def _hygiene(
             # server starting did it then). 1%-new re-runs of the 100k corpus on a kept server: gates
             # 1.3-1.4 s before, 1.0 s since (three runs each)
             gates_warm_up()
-        fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
+        if futures and _dask_client() is not None:
+            fresh = timed("process_files", gather_from_dask, quote(futures), len(todo))
+        else:
+            fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
         if futures and close_idle_workers(_dask_client()):
             logger.info("per-file stage done: the local Dask workers closed to give back their memory")
         done = {**cached, **{r.source.source_file: r for r in fresh}}

@@ -168,6 +168,9 @@ def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):
     assert_clean_console(proc)
     assert "the local Dask workers closed to give back their memory" in proc.stdout + proc.stderr
     assert "dashboard" not in (proc.stdout + proc.stderr).lower()  # there is none (no bokeh): no dead link
+    # the batches are plain Dask tasks; the flow shows the stage as one task run, with its progress
+    assert "Task run 'process 9 files on Dask' - process_files: 9/9 files, 28 paragraphs" in proc.stderr
+    assert "Task run 'process f" not in proc.stderr  # no Prefect task run a batch
     one, two = verify_checksums(out / "clean"), verify_checksums(tmp_path / "clean")
     for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
         assert one["outputs"][name]["sha256"] == two["outputs"][name]["sha256"], name

@@ -177,11 +177,8 @@ WARM_UP_FILE = (
 
 
 def warm_up() -> None:
-    # the flow module and Prefect's task engine: what a worker imports to run its first task (the first
-    # batch of a run took ~4 s longer than the next ones without this)
-    import prefect.task_engine  # noqa: F401
-
-    import corpus_hygiene.flows.hygiene  # noqa: F401
+    # (a worker runs ``process_files`` itself, not a Prefect task: neither Prefect's task engine nor the
+    # flow module is imported for it)
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.models import SourceFile
     from corpus_hygiene.process import process_bytes
