@@ -1,4 +1,5 @@
-"""One source file → records and rejections. The per-file unit of work (a Prefect task maps it).
+"""One source file → records and rejections. The per-file unit of work (batches of files go to a Prefect
+task each in the flow's process, or to a Dask task each on a cluster).
 
 Every paragraph of a readable file leaves this function either as a Record or as a Rejected row;
 a file that cannot be read at all leaves as one file-level Rejected row.
