@@ -59,6 +59,7 @@ bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 20000
 	$(VENV)/bin/python -m benchmarks.bench_fresh_memory --mb 512
 	$(VENV)/bin/python -m benchmarks.bench_lsh_shuffle --records 20000 --copies 5 --workers 2
+	$(VENV)/bin/python -m benchmarks.bench_task_cost --batches 40
 
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000
