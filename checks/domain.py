@@ -8,6 +8,7 @@ which a record's first failure is reported.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -171,18 +172,19 @@ RECORD_CHECKS: tuple[RecordCheck, ...] = (
 )
 CHECKS_BY_NAME = {c.name: c for c in RECORD_CHECKS}
 _registered: set[str] = set()
+_registering = threading.Lock()  # threads of one process (Dask workers in threads) register once
 
 
 def register_with_pandera() -> None:
     """Register every record check as a pandera check method, so failures carry its name."""
-    for check in RECORD_CHECKS:
-        if check.name in _registered:
-            continue
-
-        extensions.register_check_method(statistics=list(check.params), supported_types=pd.DataFrame)(
-            _as_method(check)
-        )
-        _registered.add(check.name)
+    with _registering:
+        for check in RECORD_CHECKS:
+            if check.name in _registered:
+                continue
+            extensions.register_check_method(statistics=list(check.params), supported_types=pd.DataFrame)(
+                _as_method(check)
+            )
+            _registered.add(check.name)
 
 
 def _as_method(check: RecordCheck):

@@ -345,9 +345,8 @@ def _as_completed(futures: list):
 def _release(future) -> None:
     """A Dask worker keeps a task's result in its memory while a future refers to it; once gathered
     here, the workers' copies are not needed (at 1M records they would double the memory of the run)."""
-    wrapped = getattr(future, "wrapped_future", future)  # a Prefect future's Dask future, or a Dask future
-    if hasattr(wrapped, "release"):
-        wrapped.release()
+    if hasattr(future, "release"):  # a Dask future (``_submit``); a Prefect task's runs in this process
+        future.release()
 
 
 def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
