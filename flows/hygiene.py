@@ -352,9 +352,7 @@ def _release(future) -> None:
 def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
     """The flow with its per-file tasks on Dask: the scheduler at ``address`` (see ``local_cluster``),
     or a LocalCluster of ``workers`` processes made by prefect-dask; one worker: in this process."""
-    if address is None and workers <= 1:
-        # One worker: tasks one after another. The work is pure Python under one GIL; Prefect's default
-        # pool of threads only made the files fight over it (5k abstracts: 38 s threaded).
+    if address is None and workers <= 1:  # one worker: tasks one after another, in this process
         return flow_fn.with_options(task_runner=ThreadPoolTaskRunner(max_workers=1))
     from prefect_dask import DaskTaskRunner
 
@@ -366,7 +364,10 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
     )
 
 
-@flow(name="corpus-hygiene", log_prints=True)
+# One task at a time by default: the work is pure Python under one GIL, and Prefect's default pool of
+# threads (unbounded) only made the files fight over it (5k abstracts: 38 s threaded) and held every
+# batch in memory at once; `prefect deploy` (prefect.yaml) runs the flow with this one.
+@flow(name="corpus-hygiene", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def hygiene_flow(
     input_dir: str,
     dataset_dir: str = "data/clean",

@@ -147,6 +147,20 @@ def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
     )
 
 
+def test_the_deployed_flow_runs_its_tasks_one_at_a_time():
+    """The flow `prefect deploy` runs (prefect.yaml's entrypoint) has its own task runner: one thread,
+    not Prefect's unbounded pool, where every batch of files ran at once under one GIL."""
+    import yaml
+    from prefect.flows import load_flow_from_entrypoint
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    [deployment] = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+    path, name = deployment["entrypoint"].split(":")
+    deployed = load_flow_from_entrypoint(f"{ROOT / path}:{name}")
+    assert isinstance(deployed.task_runner, ThreadPoolTaskRunner)
+    assert deployed.task_runner._max_workers == 1  # (no public accessor)
+
+
 def test_a_rerun_against_the_long_lived_server_begins_its_new_files_before_the_flow(server, tmp_path):
     """`hygiene run` with PREFECT_API_URL set: the CLI forks the new files' child before it imports the
     flow, the flow's task takes its result, and the bytes are those of a run that reads no cache."""
