@@ -296,15 +296,15 @@ def publish_artifacts(metrics: dict, page: Path) -> None:
 
 
 def gather_with_progress(
-    futures: list, logger, total_files: int, every_seconds: float = 10.0
+    futures: list, logger, total_files: int, every_seconds: float = 10.0, completed=as_completed
 ) -> list[FileResult]:
-    """Results in input order (each future, of Prefect or of Dask, gives a batch), logging progress
-    (files, records, rate)."""
+    """Results in input order (each future gives a batch), logging progress (files, records, rate).
+    ``completed``: the futures in the order they finish (Prefect's ``as_completed``, or Dask's)."""
     index = {id(f): i for i, f in enumerate(futures)}
     results: list[list[FileResult]] = [[] for _ in futures]
     start = last = time.perf_counter()
     done = files = records = 0
-    for future in _as_completed(futures):
+    for future in completed(futures):
         batch = future.result()
         results[index[id(future)]] = batch
         _release(future)
@@ -331,15 +331,12 @@ def gather_with_progress(
 def gather_from_dask(futures: list, total_files: int) -> list[FileResult]:
     """The per-file stage on Dask as one task run of the flow (its batches are Dask tasks, ``_submit``):
     it waits here, in the flow's process, for the workers' results, and logs the progress."""
-    return gather_with_progress(futures, get_run_logger(), total_files)
+    from distributed import as_completed as dask_as_completed  # imported already: there is a client
 
+    def completed(futures: list):
+        return dask_as_completed(futures, loop=futures[0].client.loop) if futures else iter(())
 
-def _as_completed(futures: list):
-    if futures and not hasattr(futures[0], "task_run_id"):  # Dask's: distributed is imported already
-        from distributed import as_completed as dask_as_completed
-
-        return dask_as_completed(futures, loop=futures[0].client.loop)
-    return as_completed(futures)
+    return gather_with_progress(futures, get_run_logger(), total_files, completed=completed)
 
 
 def _release(future) -> None:
@@ -349,11 +346,19 @@ def _release(future) -> None:
         future.release()
 
 
+def one_at_a_time() -> ThreadPoolTaskRunner:
+    """The flow's tasks one after another, in its process: the work is pure Python under one GIL, and
+    Prefect's default pool of threads (unbounded) only made the files fight over it (5k abstracts: 38 s
+    threaded) and held every batch in memory at once. The flow's own runner (what `prefect deploy` runs,
+    prefect.yaml) and ``with_task_runner``'s for one worker."""
+    return ThreadPoolTaskRunner(max_workers=1)
+
+
 def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
     """The flow with its per-file tasks on Dask: the scheduler at ``address`` (see ``local_cluster``),
     or a LocalCluster of ``workers`` processes made by prefect-dask; one worker: in this process."""
     if address is None and workers <= 1:  # one worker: tasks one after another, in this process
-        return flow_fn.with_options(task_runner=ThreadPoolTaskRunner(max_workers=1))
+        return flow_fn.with_options(task_runner=one_at_a_time())
     from prefect_dask import DaskTaskRunner
 
     if address:
@@ -364,10 +369,7 @@ def with_task_runner(flow_fn, workers: int = 1, address: str | None = None):
     )
 
 
-# One task at a time by default: the work is pure Python under one GIL, and Prefect's default pool of
-# threads (unbounded) only made the files fight over it (5k abstracts: 38 s threaded) and held every
-# batch in memory at once; `prefect deploy` (prefect.yaml) runs the flow with this one.
-@flow(name="corpus-hygiene", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
+@flow(name="corpus-hygiene", log_prints=True, task_runner=one_at_a_time())
 def hygiene_flow(
     input_dir: str,
     dataset_dir: str = "data/clean",
@@ -425,6 +427,7 @@ def _hygiene(
         futures: list = []
         submitted: set[str] = set()  # files processed or read from the cache
         forked = False  # the files without an entry go to a forked child (``_submit_beside``)
+        client = _dask_client()  # the flow's Dask cluster, if it has one (``with_task_runner``)
 
         if use_cache:
             hashes = timed("hash_inputs", hash_inputs, discovery)
@@ -434,7 +437,7 @@ def _hygiene(
                 logger.info("%s; nothing to do", message)
                 return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
             cache = FileCache(cache_dir)
-            if _dask_client() is not None:
+            if client is not None:
                 # the workers process the files without an entry while this process reads the others'
                 # entries (100k corpus, 11 MB new: 14.6-15.9 s against 19.8-20.7 s in-process). Where
                 # the reading takes longer than the new files, the CLI starts no cluster and the next
@@ -456,17 +459,17 @@ def _hygiene(
             submitted |= cached.keys()
         more = [f for f in discovery.files if f.rel_path not in submitted]  # damaged entries too
         todo, futures = todo + more, futures + _submit(more, policy, cache_dir)
-        if futures and (_dask_client() is not None or (forked and not more)):
+        if futures and (client is not None or (forked and not more)):
             # this process only waits for the workers or the forked child now: it makes the gates' first
             # validation here rather than in the gates (once a process: a one-worker run beside a
             # server starting did it then). 1%-new re-runs of the 100k corpus on a kept server: gates
             # 1.3-1.4 s before, 1.0 s since (three runs each)
             gates_warm_up()
-        if futures and _dask_client() is not None:
+        if futures and client is not None:
             fresh = timed("process_files", gather_from_dask, quote(futures), len(todo))
         else:
             fresh = timed("process_files", gather_with_progress, futures, logger, len(todo))
-        if futures and close_idle_workers(_dask_client()):
+        if futures and close_idle_workers(client):
             logger.info("per-file stage done: the local Dask workers closed to give back their memory")
         done = {**cached, **{r.source.source_file: r for r in fresh}}
         results = [done[f.rel_path] for f in discovery.files]

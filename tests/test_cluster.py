@@ -115,7 +115,7 @@ def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(m
 
 
 def test_batches_on_dask_come_back_in_input_order_and_leave_nothing_in_the_workers(tmp_path):
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, as_completed
 
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.flows.hygiene import gather_with_progress
@@ -135,7 +135,7 @@ def test_batches_on_dask_come_back_in_input_order_and_leave_nothing_in_the_worke
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         with Client(cluster) as client:
             futures = client.map(process_files, groups, policy=load_policy(), cache=None, pure=False)
-            results = gather_with_progress(futures, logger, len(files))
+            results = gather_with_progress(futures, logger, len(files), completed=as_completed)
             assert [r.source.source_file for r in results] == [f.rel_path for f in files]
             assert [r.records[0].text[:17] for r in results] == [f"Abstract number {i}" for i in range(6)]
             deadline = time.monotonic() + 10
