@@ -12,13 +12,14 @@ DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench bench-e2e bench-large bench-datatrove lint clean help
+.PHONY: setup run test bench bench-e2e bench-workers bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
 	@echo "make test   set up and run the test suite"
 	@echo "make bench  run the benchmarks (needs ../shared)"
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
+	@echo "make bench-workers ABSTRACTS=100000 PAIRS=3   two workers against one, alternating full runs"
 	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
 	@echo "make lint   ruff"
@@ -67,9 +68,16 @@ WORKERS ?= 1
 bench-e2e: setup
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
+# `--workers 2` against one: full runs alternating on one Prefect server, every pair's speedup and the
+# checksums of every run's outputs (100k abstracts, 3 pairs: ~8 min).
+PAIRS ?= 3
+bench-workers: setup
+	$(VENV)/bin/python -m benchmarks.bench_workers --abstracts $(ABSTRACTS) --pairs $(PAIRS)
+
 # Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
 # end on one worker and on two, with a temporary Prefect server per run and with a long-lived one (full
-# run, unchanged re-run, 1% new files); 1M abstracts end to end on two workers. About two hours on 2 cores.
+# run, unchanged re-run, 1% new files); two workers against one on 100k (3 alternating pairs); 1M
+# abstracts end to end on two workers. About two hours on 2 cores.
 bench-large: setup
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
 	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
@@ -77,6 +85,7 @@ bench-large: setup
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1 --server
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2 --server
+	$(VENV)/bin/python -m benchmarks.bench_workers --abstracts 100000 --pairs 3
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 1000000 --workers 2
 
 # datatrove runs from a venv of its own (never in the product's): datatrove, spacy for its tokenizer.

@@ -1,0 +1,106 @@
+"""`--workers 2` against one worker: full runs of the real `hygiene run` on the synthetic corpus of
+bench_e2e (``--no-cache``), two workers and one alternating, on one long-lived Prefect server.
+
+The issue's target is a ratio of two wall times on a machine whose speed drifts (one-worker runs of
+the 100k corpus took 78-100 s within an hour, and consecutive two-worker runs 49.6-55.7 s): the runs
+alternate so that each pair sees the same machine, and every pair is reported, not only a mean. Each
+run also reports the CPU seconds of its Dask workers (two workers doing the same work took 82-89 CPU s
+in consecutive runs: the machine, not the code, made the difference) and the checksums of its Parquet
+files, which must be the same for every run ("with identical output").
+
+    .venv/bin/python -m benchmarks.bench_workers [--abstracts 100000] [--pairs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_e2e import build, prefect_server
+from benchmarks.bench_e2e import run as run_cli
+from benchmarks.common import save
+from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+
+
+def one_run(corpus: Path, out: Path, workers: int) -> dict:
+    """A full run into a new ``out`` (``--no-cache``: every file processed), its figures and checksums."""
+    shutil.rmtree(out, ignore_errors=True)
+    result = run_cli(corpus, out, workers, DEFAULT_POLICY_PATH, ["--no-cache"])
+    manifest = json.loads((out / "clean" / "manifest.json").read_text())
+    cpu = result["cpu_seconds_process_tree"]
+    return {
+        "workers": workers,
+        "wall_seconds": result["wall_seconds"],
+        "stage_seconds": result["stage_seconds"],
+        "cpu_seconds_cli_process": cpu["cli_process"],
+        "cpu_seconds_children": round(cpu["user"] + cpu["system"] - cpu["cli_process"], 1),
+        "checksums": {k: v["sha256"] for k, v in manifest["outputs"].items() if k.endswith(".parquet")},
+    }
+
+
+def pair_figures(two: dict, one: dict) -> dict:
+    """One pair's ratios: the whole run's wall time, and the per-file stage's alone (which flatters two
+    workers a little: one worker warms up in its first batch, two are warmed up before the flow)."""
+    stage = "process_files"
+    return {
+        "wall_seconds": {"two_workers": two["wall_seconds"], "one_worker": one["wall_seconds"]},
+        "speedup": round(one["wall_seconds"] / two["wall_seconds"], 3),
+        "per_file_stage_speedup": round(one["stage_seconds"][stage] / two["stage_seconds"][stage], 3),
+        "serial_seconds": {  # what is not the per-file stage: start, global steps, exit
+            "two_workers": round(two["wall_seconds"] - two["stage_seconds"][stage], 1),
+            "one_worker": round(one["wall_seconds"] - one["stage_seconds"][stage], 1),
+        },
+        "workers_cpu_seconds": two["cpu_seconds_children"],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--abstracts", type=int, default=100_000)
+    parser.add_argument("--pairs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, out = Path(tmp) / "corpus", Path(tmp) / "out"
+        corpus.mkdir()
+        (Path(tmp) / "prefect").mkdir()
+        files = build(corpus, args.abstracts, 1, "f")
+        runs, pairs = [], []
+        with prefect_server(Path(tmp) / "prefect"):
+            for i in range(args.pairs):
+                # two workers first in even pairs, one first in odd ones: a drift in either direction
+                # favours neither
+                order = (2, 1) if i % 2 == 0 else (1, 2)
+                pair = {w: one_run(corpus, out, w) for w in order}
+                pairs.append(pair_figures(pair[2], pair[1]))
+                print(json.dumps(pairs[-1]), flush=True)
+                runs += pair.values()
+    speedups = [p["speedup"] for p in pairs]
+    identical = len({json.dumps(r["checksums"], sort_keys=True) for r in runs}) == 1
+    save(
+        f"workers_{args.abstracts}",
+        {
+            "abstracts": args.abstracts,
+            "files": files,
+            "prefect": "long-lived server",
+            "pairs": pairs,
+            "speedup_median": round(statistics.median(speedups), 3),
+            "speedup_min": min(speedups),
+            "speedup_of_totals": round(
+                sum(r["wall_seconds"] for r in runs if r["workers"] == 1)
+                / sum(r["wall_seconds"] for r in runs if r["workers"] == 2),
+                3,
+            ),
+            "identical_output": identical,
+            "checksums": runs[0]["checksums"],
+        },
+    )
+    return 0 if identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
