@@ -91,6 +91,30 @@ def test_the_warm_forkserver_stops_with_the_last_worker_and_starts_again_for_the
             cluster.close()
 
 
+def test_beside_a_server_that_is_up_the_cli_cluster_comes_from_a_forkserver_started_at_once(monkeypatch):
+    """No server to start (kept, or PREFECT_API_URL): the workers' forkserver is started before the
+    cluster (it imports and warms up on the idle core) and the workers come from it, warm; this process
+    does not warm up for them."""
+    from distributed import Client
+
+    from corpus_hygiene import cli, cluster
+
+    calls: list[str] = []
+    start = cluster.start_forkserver
+    monkeypatch.setattr(cluster, "start_forkserver", lambda: calls.append("start_forkserver") or start())
+    monkeypatch.setattr(cluster, "warm_up", lambda: calls.append("warm_up in the CLI"))
+    assert cluster.stop_idle_forkserver()  # none left by an earlier test
+    with cli._local_runtime(2, None, server=None) as ready:
+        with Client(ready()) as client:
+            servers = {proc.pid for proc in _forkservers()}
+            assert len(servers) == 1
+            assert set(client.run(os.getppid).values()) == servers
+            assert min(client.run(gc.get_freeze_count).values()) > 100_000
+            assert all(a == 1 and b > 0 for a, b in client.run(_loaded_on_first_use).values())
+    assert calls == ["start_forkserver"]
+    assert _wait_until(cluster.stop_idle_forkserver)  # the workers closed with the runtime
+
+
 @pytest.mark.parametrize("fork", [True, False])
 def test_a_cluster_made_after_stop_idle_forkserver_has_the_environment_of_then(monkeypatch, fork):
     """The CLI's path when Prefect's temporary server moved to another port: workers forked from the

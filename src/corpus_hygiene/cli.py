@@ -162,7 +162,8 @@ def _local_runtime(
     """What a run needs besides the flow: the Prefect API of ``server`` (spawned, see
     ``_temporary_server``), and for ``--workers N`` the local Dask cluster. The cluster starts in a
     thread (it imports the flow and warms up, then forks its workers: ``local_cluster``) and the server
-    is waited for in another, while the caller imports the flow (~2 s; the imports are shared);
+    is waited for in another, while the caller imports the flow (~2 s; the imports are shared; with
+    no server to start, the workers come from a forkserver started at once, ``start_forkserver``);
     the yielded function waits for both and returns the cluster's address (``address`` itself when
     given, ``None`` for one worker). With one worker, this process would wait idle for the rest of the
     server's start: it loads what the first batch of files needs (``warm_up``: a small file through
@@ -181,14 +182,18 @@ def _local_runtime(
     from functools import cache
 
     from corpus_hygiene.checks import gates  # imported by the flow module anyway
-    from corpus_hygiene.cluster import local_cluster, warm_up  # light to import
+    from corpus_hygiene.cluster import local_cluster, start_forkserver, warm_up  # light to import
     from corpus_hygiene.gc_policy import long_lived
 
     with ExitStack() as stack:
         pool = stack.enter_context(ThreadPoolExecutor(2))
         starting = None
         if workers > 1:
-            starting = pool.submit(local_cluster, workers)
+            # beside a server that is up, the second core has nothing to do while this process imports
+            # the flow: the workers' forkserver imports and warms up there (``start_forkserver``);
+            # beside a starting server, the workers are forked from this process once it warmed up
+            warm_elsewhere = server is None and start_forkserver()
+            starting = pool.submit(local_cluster, workers, fork=not warm_elsewhere)
             stack.callback(lambda: starting.result().close())  # also when the server fails to start
         timeout = float(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", 180))
         serving = pool.submit(server.wait, timeout) if server is not None else None

@@ -53,6 +53,9 @@ def configure_distributed() -> None:
     _fork_workers_warm()
 
 
+FORKSERVER_PRELOAD = ["distributed", "corpus_hygiene.worker_preload"]
+
+
 def _fork_workers_warm() -> None:
     """Local workers are forked from a process that has done ``warm_up`` once (Python's forkserver,
     which Dask supports, with ``corpus_hygiene.worker_preload`` among its preloaded modules) rather
@@ -67,7 +70,7 @@ def _fork_workers_warm() -> None:
     from distributed.utils import get_mp_context
 
     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
-    get_mp_context().set_forkserver_preload(["distributed", "corpus_hygiene.worker_preload"])
+    get_mp_context().set_forkserver_preload(FORKSERVER_PRELOAD)
 
 
 OWNED: dict[str, object] = {}  # scheduler address -> a cluster made here (closing its workers is ours to do)
@@ -75,21 +78,42 @@ OWNED: dict[str, object] = {}  # scheduler address -> a cluster made here (closi
 _FORKSERVER_LOCK = threading.Lock()
 
 
+def start_forkserver() -> bool:
+    """Start the warm forkserver (``_fork_workers_warm``) now, in a process of its own, without importing
+    Dask here: it imports and warms up on the core that this process leaves idle while it imports
+    Prefect and the flow, and ``local_cluster(fork=False)`` then forks the workers from it ready. For a
+    run beside a Prefect server that is up already (kept, or PREFECT_API_URL): with the CLI's own
+    warm-up before forking, the flow began 2.95-3.46 s after the command (mean 3.20 s) and the runs
+    took 13.51 s on average; with this, 2.25-2.65 s (mean 2.41 s) and 12.80 s (400 files,
+    ``--workers 2``, long-lived server, five alternating runs each). False where there is no
+    forkserver (the workers are spawned)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(FORKSERVER_PRELOAD)
+    with _FORKSERVER_LOCK:
+        forkserver.ensure_running()
+    return True
+
+
 def local_cluster(workers: int, fork: bool = True):
     """A local Dask cluster of ``workers`` processes, warmed up: each has run a small file through the
     per-file stage (``warm_up``: imports, language profiles, word lists, record checks, MinHash
     permutations), so that this happens while Prefect starts, not on the first batch of files.
 
-    ``fork`` (on Linux; the CLI's cluster): this process warms up and the workers are forked from it.
-    The CLI imports the flow anyway, so the workers get its imports and warm-up without paying for
-    them again: a forkserver started beside the CLI and Prefect's server imported and warmed up on the
-    same two cores (the start is CPU-bound), and the flow began 4.7-6.4 s after the command against
-    4.0-4.5 s forked from the CLI (400 files, ``--workers 2``, three alternating runs each). Forked
-    while the CLI's other threads wait (for Prefect's server; the main thread for this cluster), after
-    their imports are done. Else the start method ``configure_distributed`` sets (a warm forkserver,
-    see ``_fork_workers_warm``), as for the clusters prefect-dask makes in a long-lived ``hygiene
-    serve``, whose threads run flows. ``warm_up`` runs in each worker all the same (forked warm, it
-    only repeats what is loaded; spawned, where neither exists, it does the work)."""
+    ``fork`` (on Linux; the CLI's cluster while Prefect's server starts): this process warms up and the
+    workers are forked from it. The CLI imports the flow anyway, so the workers get its imports and
+    warm-up without paying for them again: a forkserver started beside the CLI and a starting Prefect
+    server imported and warmed up on the same two cores (the start is CPU-bound), and the flow began
+    4.7-6.4 s after the command against 4.0-4.5 s forked from the CLI (400 files, ``--workers 2``,
+    three alternating runs each). Forked while the CLI's other threads wait (for Prefect's server; the
+    main thread for this cluster), after their imports are done. Else the start method
+    ``configure_distributed`` sets (a warm forkserver, see ``_fork_workers_warm``): the CLI's cluster
+    beside a server that is up (``start_forkserver`` started it early, on the idle core), and the
+    clusters prefect-dask makes in a long-lived ``hygiene serve``, whose threads run flows. ``warm_up``
+    runs in each worker all the same (forked warm, it only repeats what is loaded; spawned, where
+    neither exists, it does the work)."""
     import dask.config
     from distributed import Client, LocalCluster
 
