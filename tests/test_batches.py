@@ -37,3 +37,30 @@ def test_the_benchmark_shape_makes_few_tasks_that_shrink_towards_the_end():
     assert sizes[-1] <= 1 << 20 and sizes[-2] <= 1 << 20  # the last tasks take ~1 s of work each
     assert all(a >= b for a, b in zip(sizes[4:], sizes[5:-1], strict=False))  # then they shrink
     assert len(batches(files, 1)) < len(got)  # one worker: no need to end together
+
+
+def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task(monkeypatch):
+    from corpus_hygiene.checks import load_policy
+    from corpus_hygiene.flows import hygiene
+    from corpus_hygiene.process import process_files
+
+    class Client:  # a two-worker cluster's client: what _submit asks of it
+        mapped: list = []
+
+        def scheduler_info(self):
+            return {"workers": {"a": {"nthreads": 1}, "b": {"nthreads": 1}}}
+
+        def map(self, fn, groups, **kwargs):
+            self.mapped.append((fn, groups, kwargs))
+            return [object() for _ in groups]
+
+    client = Client()
+    monkeypatch.setattr(hygiene, "_dask_client", lambda: client)
+    files = _files([50_000 + (i * 7919) % 5_000 for i in range(2_000)])
+    futures = hygiene._submit(files, load_policy(), None)
+    [(fn, groups, kwargs)] = client.mapped
+    assert fn is process_files and kwargs["pure"] is False and kwargs["cache"] is None
+    assert len(futures) == len(groups) == 22  # 17 with the 1 MB floor (test above)
+    assert [f for g in groups for f in g] == files
+    assert all(sum(f.size for f in g) <= hygiene.MIN_DASK_BATCH_BYTES for g in groups[-4:])
+    assert hygiene._submit([], load_policy(), None) == []

@@ -38,6 +38,11 @@ def test_close_idle_workers_closes_the_workers_of_a_cluster_made_here_only():
             # forked from this process once warm, not spawned and warmed up each
             assert set(client.run(os.getppid).values()) == {os.getpid()}
             assert dask.config.get("distributed.admin.tick.interval") == "1s"
+            # a task a worker thread at a time: the next one waits in the scheduler, for whichever
+            # worker is free first (Dask's default gives a one-thread worker two)
+            slow = client.map(time.sleep, [0.3] * 4, pure=False)  # (queued: more than 2 a thread)
+            assert _wait_until(lambda: len(ours.scheduler.queued) == 3, 5)
+            client.gather(slow)
             levels = []
             scale = ours.scale
             ours.scale = lambda n: levels.append(client.run(_worker_log_level)) or scale(n)

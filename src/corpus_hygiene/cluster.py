@@ -43,6 +43,10 @@ def configure_distributed() -> None:
     # Two idle workers and their scheduler took 10-11% of a core with the defaults, 2.4% with these (20 s
     # each, psutil); on a 2-core machine that share came out of the per-file work. The memory limit is
     # still enforced, within a second.
+    # The scheduler hands a worker thread its next task when it is free, not one ahead (the default
+    # saturation, 1.1, gives a one-thread worker two): the last small batches go to whichever worker
+    # is free first.
+    dask.config.set({"distributed.scheduler.worker-saturation": 1.0})
     dask.config.set(
         {
             "distributed.admin.tick.interval": "1s",
