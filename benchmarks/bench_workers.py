@@ -2,11 +2,12 @@
 bench_e2e (``--no-cache``), two workers and one alternating, on one long-lived Prefect server.
 
 The issue's target is a ratio of two wall times on a machine whose speed drifts (one-worker runs of
-the 100k corpus took 78-100 s within an hour, and consecutive two-worker runs 49.6-55.7 s): the runs
+the 100k corpus took 78-100 s within an hour, and consecutive two-worker runs 49.6-60.5 s): the runs
 alternate so that each pair sees the same machine, and every pair is reported, not only a mean. Each
-run also reports the CPU seconds of its Dask workers (two workers doing the same work took 82-89 CPU s
-in consecutive runs: the machine, not the code, made the difference) and the checksums of its Parquet
-files, which must be the same for every run ("with identical output").
+pair also reports the CPU seconds of the same work in the two workers and in the one-worker process
+(the workers' took 78.4-100.5 CPU s in consecutive runs of the same code while one worker's stayed
+within a few seconds: the machine, not the code, made the difference), and every run the checksums of
+its Parquet files, which must be the same for every run ("with identical output").
 
     .venv/bin/python -m benchmarks.bench_workers [--abstracts 100000] [--pairs 3]
 """
@@ -55,7 +56,10 @@ def pair_figures(two: dict, one: dict) -> dict:
             "two_workers": round(two["wall_seconds"] - two["stage_seconds"][stage], 1),
             "one_worker": round(one["wall_seconds"] - one["stage_seconds"][stage], 1),
         },
+        # the same work's CPU: the two workers' together, and the one-worker run's process (its start
+        # and global steps included); the workers' varies with the machine far more than one's does
         "workers_cpu_seconds": two["cpu_seconds_children"],
+        "one_worker_cpu_seconds": one["cpu_seconds_cli_process"],
     }
 
 
