@@ -45,7 +45,8 @@ def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task(monk
     from corpus_hygiene.process import process_files
 
     class Client:  # a two-worker cluster's client: what _submit asks of it
-        mapped: list = []
+        def __init__(self):
+            self.mapped = []
 
         def scheduler_info(self):
             return {"workers": {"a": {"nthreads": 1}, "b": {"nthreads": 1}}}
