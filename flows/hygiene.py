@@ -142,14 +142,14 @@ def process_files_task(
     return process_files(sources, policy, cache)
 
 
-def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None) -> list:
+def _submit(files: list[SourceFile], policy: Policy, cache_dir: str | None, client=None) -> list:
     """The per-file work over ``files``, in batches (``batches``); their futures. On the flow's Dask
-    cluster each batch is a plain Dask task (``process_files`` itself: no Prefect task run in the
-    workers, see above; the flow shows the stage as one task, ``process_files_on_dask``); without one,
-    a Prefect task a batch in this process."""
+    cluster (``client``, the flow's ``_dask_client()``) each batch is a plain Dask task
+    (``process_files`` itself: no Prefect task run in the workers, see above; the flow shows the stage
+    as one task, ``process_files_on_dask``); without one, a Prefect task a batch in this process."""
     if not files:
         return []
-    if (client := _dask_client()) is not None:
+    if client is not None:
         groups = batches(files, _parallelism(client), min_bytes=MIN_DASK_BATCH_BYTES)
         cache = FileCache(cache_dir) if cache_dir else None
         return client.map(process_files, groups, policy=policy, cache=cache, pure=False)
@@ -446,7 +446,7 @@ def _hygiene(
                 # the reading takes longer than the new files, the CLI starts no cluster and the next
                 # branch takes them (``cli.cluster_min_bytes``: 1M corpus, 10 MB new)
                 todo = cache.missing(discovery.files, hashes, policy.sha256)
-                futures = _submit(todo, policy, cache_dir)
+                futures = _submit(todo, policy, cache_dir, client)
             elif local_processes > 1:
                 todo, futures = _submit_beside(
                     cache, discovery.files, hashes, policy, cache_dir, local_processes, logger
@@ -461,7 +461,7 @@ def _hygiene(
                 memo = timed("cache_lookup", load_memo, memo_file)
             submitted |= cached.keys()
         more = [f for f in discovery.files if f.rel_path not in submitted]  # damaged entries too
-        todo, futures = todo + more, futures + _submit(more, policy, cache_dir)
+        todo, futures = todo + more, futures + _submit(more, policy, cache_dir, client)
         if futures and (client is not None or (forked and not more)):
             # this process only waits for the workers or the forked child now: it makes the gates' first
             # validation here rather than in the gates (once a process: a one-worker run beside a

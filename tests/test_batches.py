@@ -39,7 +39,7 @@ def test_the_benchmark_shape_makes_few_tasks_that_shrink_towards_the_end():
     assert len(batches(files, 1)) < len(got)  # one worker: no need to end together
 
 
-def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task(monkeypatch):
+def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task():
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.flows import hygiene
     from corpus_hygiene.process import process_files
@@ -56,12 +56,11 @@ def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task(monk
             return [object() for _ in groups]
 
     client = Client()
-    monkeypatch.setattr(hygiene, "_dask_client", lambda: client)
     files = _files([50_000 + (i * 7919) % 5_000 for i in range(2_000)])
-    futures = hygiene._submit(files, load_policy(), None)
+    futures = hygiene._submit(files, load_policy(), None, client)
     [(fn, groups, kwargs)] = client.mapped
     assert fn is process_files and kwargs["pure"] is False and kwargs["cache"] is None
     assert len(futures) == len(groups) == 22  # 17 with the 1 MB floor (test above)
     assert [f for g in groups for f in g] == files
     assert all(sum(f.size for f in g) <= hygiene.MIN_DASK_BATCH_BYTES for g in groups[-4:])
-    assert hygiene._submit([], load_policy(), None) == []
+    assert hygiene._submit([], load_policy(), None, client) == []
