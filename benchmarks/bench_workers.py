@@ -9,6 +9,10 @@ pair also reports the CPU seconds of the same work in the two workers and in the
 within a few seconds: the machine, not the code, made the difference), and every run the checksums of
 its Parquet files, which must be the same for every run ("with identical output").
 
+Before each run, a probe of the machine itself (``two_core_scaling``): the same per-file work, without
+Prefect or Dask, in one process alone and then in two at once; its ratio is what two cores gave this
+work at that moment, the ceiling of the per-file stage's speedup then.
+
     .venv/bin/python -m benchmarks.bench_workers [--abstracts 100000] [--pairs 3]
 """
 
@@ -16,16 +20,64 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import shutil
 import statistics
 import sys
 import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from benchmarks.bench_e2e import build, prefect_server
 from benchmarks.bench_e2e import run as run_cli
 from benchmarks.common import save
-from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+from corpus_hygiene.checks import DEFAULT_POLICY_PATH, load_policy
+from corpus_hygiene.cluster import warm_up
+from corpus_hygiene.ingest import discover
+from corpus_hygiene.models import SourceFile
+from corpus_hygiene.process import process_files
+
+PROBE_BYTES = 2 << 20  # the probe's work: the corpus's first files up to this size (~2 s on one core)
+_START = None  # the forked probes' barrier: the two start their work together
+
+
+def _probe(sources: list[SourceFile]) -> float:
+    """In a forked child: the seconds ``process_files`` takes over ``sources`` (after the barrier)."""
+    if _START is not None:
+        _START.wait()
+    start = time.perf_counter()
+    process_files(sources, load_policy())
+    return time.perf_counter() - start
+
+
+def two_core_scaling(sources: list[SourceFile]) -> float:
+    """How much work two cores do now against one: ``sources`` processed by one forked process alone,
+    then by two at once (each all of them); 2 × alone / together (2.0: two cores give twice the work
+    of one). Forked from this process, warmed up (``warm_up``): no Prefect, no Dask, no pickling of
+    results. What this adds to timing the runs: the machine's share of a pair's speedup, measured."""
+    global _START
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(1, mp_context=fork) as pool:
+        alone = pool.submit(_probe, sources).result()
+    _START = fork.Barrier(2)
+    try:
+        with ProcessPoolExecutor(2, mp_context=fork) as pool:
+            together = max(f.result() for f in [pool.submit(_probe, sources) for _ in range(2)])
+    finally:
+        _START = None
+    return round(2 * alone / together, 3)
+
+
+def probe_sources(corpus: Path) -> list[SourceFile]:
+    """The corpus's first files, up to ``PROBE_BYTES``: the probe's work."""
+    chosen, size = [], 0
+    for src in discover(str(corpus), load_policy().max_file_bytes).files:
+        if size >= PROBE_BYTES:
+            break
+        chosen.append(src)
+        size += src.size
+    return chosen
 
 
 def one_run(corpus: Path, out: Path, workers: int) -> dict:
@@ -44,7 +96,7 @@ def one_run(corpus: Path, out: Path, workers: int) -> dict:
     }
 
 
-def pair_figures(two: dict, one: dict) -> dict:
+def pair_figures(two: dict, one: dict, scaling: list[float]) -> dict:
     """One pair's ratios: the whole run's wall time, and the per-file stage's alone (which flatters two
     workers a little: one worker warms up in its first batch, two are warmed up before the flow)."""
     stage = "process_files"
@@ -62,6 +114,8 @@ def pair_figures(two: dict, one: dict) -> dict:
         # and global steps included); the workers' varies with the machine far more than one's does
         "workers_cpu_seconds": two["cpu_seconds_children"],
         "one_worker_cpu_seconds": one["cpu_seconds_cli_process"],
+        # the machine's two-core scaling of the same work, probed before each of the pair's runs
+        "machine_two_core_scaling": scaling,
     }
 
 
@@ -75,14 +129,19 @@ def main() -> int:
         corpus.mkdir()
         (Path(tmp) / "prefect").mkdir()
         files = build(corpus, args.abstracts, 1, "f")
+        probe = probe_sources(corpus)
+        warm_up()  # once here: the probes are forked warm
         runs, pairs = [], []
         with prefect_server(Path(tmp) / "prefect"):
             for i in range(args.pairs):
                 # two workers first in even pairs, one first in odd ones: a drift in either direction
                 # favours neither
                 order = (2, 1) if i % 2 == 0 else (1, 2)
-                pair = {w: one_run(corpus, out, w) for w in order}
-                pairs.append(pair_figures(pair[2], pair[1]))
+                pair, scaling = {}, []
+                for w in order:
+                    scaling.append(two_core_scaling(probe))
+                    pair[w] = one_run(corpus, out, w)
+                pairs.append(pair_figures(pair[2], pair[1], scaling))
                 print(json.dumps(pairs[-1]), flush=True)
                 runs += pair.values()
     speedups = [p["speedup"] for p in pairs]
@@ -96,6 +155,9 @@ def main() -> int:
             "pairs": pairs,
             "speedup_median": round(statistics.median(speedups), 3),
             "speedup_min": min(speedups),
+            "machine_two_core_scaling_median": statistics.median(
+                x for p in pairs for x in p["machine_two_core_scaling"]
+            ),
             "speedup_of_totals": round(
                 sum(r["wall_seconds"] for r in runs if r["workers"] == 1)
                 / sum(r["wall_seconds"] for r in runs if r["workers"] == 2),
