@@ -96,7 +96,7 @@ def one_run(corpus: Path, out: Path, workers: int) -> dict:
     }
 
 
-def pair_figures(two: dict, one: dict, scaling: list[float]) -> dict:
+def pair_figures(two: dict, one: dict, scaling: dict[int, float]) -> dict:
     """One pair's ratios: the whole run's wall time, and the per-file stage's alone (which flatters two
     workers a little: one worker warms up in its first batch, two are warmed up before the flow)."""
     stage = "process_files"
@@ -114,8 +114,11 @@ def pair_figures(two: dict, one: dict, scaling: list[float]) -> dict:
         # and global steps included); the workers' varies with the machine far more than one's does
         "workers_cpu_seconds": two["cpu_seconds_children"],
         "one_worker_cpu_seconds": one["cpu_seconds_cli_process"],
-        # the machine's two-core scaling of the same work, probed before each of the pair's runs
-        "machine_two_core_scaling": scaling,
+        # the machine's two-core scaling of the same work, probed just before each of the pair's runs
+        "machine_two_core_scaling": {
+            "before_two_workers": scaling[2],
+            "before_one_worker": scaling[1],
+        },
     }
 
 
@@ -137,9 +140,9 @@ def main() -> int:
                 # two workers first in even pairs, one first in odd ones: a drift in either direction
                 # favours neither
                 order = (2, 1) if i % 2 == 0 else (1, 2)
-                pair, scaling = {}, []
+                pair, scaling = {}, {}
                 for w in order:
-                    scaling.append(two_core_scaling(probe))
+                    scaling[w] = two_core_scaling(probe)
                     pair[w] = one_run(corpus, out, w)
                 pairs.append(pair_figures(pair[2], pair[1], scaling))
                 print(json.dumps(pairs[-1]), flush=True)
@@ -156,7 +159,7 @@ def main() -> int:
             "speedup_median": round(statistics.median(speedups), 3),
             "speedup_min": min(speedups),
             "machine_two_core_scaling_median": statistics.median(
-                x for p in pairs for x in p["machine_two_core_scaling"]
+                x for p in pairs for x in p["machine_two_core_scaling"].values()
             ),
             "speedup_of_totals": round(
                 sum(r["wall_seconds"] for r in runs if r["workers"] == 1)
