@@ -9,9 +9,10 @@ pair also reports the CPU seconds of the same work in the two workers and in the
 within a few seconds: the machine, not the code, made the difference), and every run the checksums of
 its Parquet files, which must be the same for every run ("with identical output").
 
-Before each run, a probe of the machine itself (``two_core_scaling``): the same per-file work, without
-Prefect or Dask, in one process alone and then in two at once; its ratio is what two cores gave this
-work at that moment, the ceiling of the per-file stage's speedup then.
+Before each run, a probe of the machine itself (``two_core_scaling``): the per-file code on the corpus's
+first files, without Prefect or Dask, in one process alone and then in two at once; its ratio is what
+two cores gave this work at that moment (a snapshot of a few seconds: the machine's speed moves within
+seconds, docs/scaling.md).
 
     .venv/bin/python -m benchmarks.bench_workers [--abstracts 100000] [--pairs 3]
 """
@@ -45,7 +46,7 @@ _START = None  # the forked probes' barrier: the two start their work together
 def _probe(sources: list[SourceFile]) -> float:
     """In a forked child: the seconds ``process_files`` takes over ``sources`` (after the barrier)."""
     if _START is not None:
-        _START.wait()
+        _START.wait(timeout=120)  # BrokenBarrierError, not a hang, if the other process never comes
     start = time.perf_counter()
     process_files(sources, load_policy())
     return time.perf_counter() - start
