@@ -69,7 +69,8 @@ bench-e2e: setup
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
 # `--workers 2` against one: full runs alternating on one Prefect server, every pair's speedup and the
-# checksums of every run's outputs (100k abstracts, 3 pairs: ~8 min).
+# checksums of every run's outputs, and before each run a probe of the machine's two-core scaling (100k
+# abstracts, 3 pairs: 8-10 min).
 PAIRS ?= 3
 bench-workers: setup
 	$(VENV)/bin/python -m benchmarks.bench_workers --abstracts $(ABSTRACTS) --pairs $(PAIRS)

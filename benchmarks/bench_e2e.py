@@ -161,7 +161,7 @@ def _in_use() -> int:
     return memory.total - memory.available
 
 
-def run(input_dir: Path, out: Path, workers: int, policy: Path, extra: list[str] = ()) -> dict:
+def run(input_dir: Path, out: Path, workers: int, policy: Path, extra: tuple[str, ...] = ()) -> dict:
     """``extra``: more arguments of ``hygiene run``."""
     start = time.perf_counter()
     cmd = [

@@ -84,7 +84,7 @@ def probe_sources(corpus: Path) -> list[SourceFile]:
 def one_run(corpus: Path, out: Path, workers: int) -> dict:
     """A full run into a new ``out`` (``--no-cache``: every file processed), its figures and checksums."""
     shutil.rmtree(out, ignore_errors=True)
-    result = run_cli(corpus, out, workers, DEFAULT_POLICY_PATH, ["--no-cache"])
+    result = run_cli(corpus, out, workers, DEFAULT_POLICY_PATH, ("--no-cache",))
     manifest = json.loads((out / "clean" / "manifest.json").read_text())
     cpu = result["cpu_seconds_process_tree"]
     return {
