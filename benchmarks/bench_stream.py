@@ -47,7 +47,7 @@ def measure(mode: str, path: Path) -> dict:
     from corpus_hygiene.ingest.discover import open_source
     from corpus_hygiene.ingest.split import paragraphs_from
     from corpus_hygiene.ingest.stream import iter_lines, open_stream
-    from corpus_hygiene.process import process_file
+    from corpus_hygiene.pipeline.process import process_file
 
     policy = load_policy()
     (src,) = [f for f in discover(path.parent, 1 << 40).files if f.rel_path == path.name]

@@ -44,7 +44,7 @@ def rounds(folder: str, kind: str, n_rounds: int, server_pid: int | None) -> lis
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.flows import hygiene
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_files
+    from corpus_hygiene.pipeline.process import process_files
 
     policy = load_policy()
     groups = [[src] for src in discover(folder, 1 << 30).files]

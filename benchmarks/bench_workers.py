@@ -37,7 +37,7 @@ from corpus_hygiene.checks import DEFAULT_POLICY_PATH, load_policy
 from corpus_hygiene.cluster import warm_up
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import SourceFile
-from corpus_hygiene.process import process_files
+from corpus_hygiene.pipeline.process import process_files
 
 PROBE_BYTES = 2 << 20  # the probe's work: the corpus's first files up to this size (~2 s on one core)
 _START = None  # the forked probes' barrier: the two start their work together

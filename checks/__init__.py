@@ -30,6 +30,10 @@ class Policy:
     gates: dict = field(default_factory=dict)  # [gates] table
     stream_above_bytes: int = 64 << 20  # larger files are read in batches, never whole
 
+    def file_limit(self, max_file_mb: float | None = None) -> int:
+        """Largest file read, in bytes: ``max_file_mb`` (the command line's) when given, else the policy's."""
+        return int(max_file_mb * 1024 * 1024) if max_file_mb else self.max_file_bytes
+
     def dedup_config(self):
         from corpus_hygiene.dedup.config import DedupConfig
 

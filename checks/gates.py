@@ -119,7 +119,7 @@ def _split(piece, known: pa.Array | None):
     the slice's row numbers."""
     if isinstance(piece, pd.DataFrame):
         return piece, piece, None
-    from corpus_hygiene.dataset import to_frame
+    from corpus_hygiene.publish.dataset import to_frame
 
     if known is None or "source_file" not in piece.column_names:
         frame = to_frame(piece)
@@ -136,23 +136,6 @@ def _split(piece, known: pa.Array | None):
 def _dup_count_ok(keys: pd.DataFrame) -> pd.Series:
     counts = keys["dup_count"]
     return (counts >= 0).fillna(False) & (counts == keys["also_in"].map(len)).fillna(False)
-
-
-_warmed_up = False
-
-
-def warm_up() -> None:
-    """Validate an empty table of each kind, once a process. A process's first validation costs ~0.9 s
-    (pandera builds the schemas and imports what it needs; the next one takes 0.05 s): the CLI pays it
-    while it waits for Prefect's server, or the flow while its per-file work is elsewhere, not the
-    gates."""
-    global _warmed_up
-    if _warmed_up:
-        return
-    from corpus_hygiene.dataset import rows_to_frame
-
-    schema_failures({name: rows_to_frame([], name) for name in TABLE_MODELS})
-    _warmed_up = True
 
 
 def _across(check: str, failed: pd.Series, offset: int, why: str = "repeats an earlier slice") -> list[str]:

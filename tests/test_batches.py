@@ -42,7 +42,7 @@ def test_the_benchmark_shape_makes_few_tasks_that_shrink_towards_the_end():
 def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task():
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.flows import hygiene
-    from corpus_hygiene.process import process_files
+    from corpus_hygiene.pipeline.process import process_files
 
     class Client:  # a two-worker cluster's client: what _submit asks of it
         def __init__(self):

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.cache import FileCache, decode, encode
+from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.checks import load_policy
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
-from corpus_hygiene.process import process_file
+from corpus_hygiene.pipeline.process import process_file
 
 from .conftest import EXAMPLES
 
@@ -57,7 +57,7 @@ def test_a_damaged_entry_is_recomputed(tmp_path, policy):
 
 
 def test_entries_read_ahead_are_what_hits_returns_and_are_taken_once(tmp_path, policy):
-    from corpus_hygiene.current import hash_inputs
+    from corpus_hygiene.incremental.run_key import hash_inputs
 
     found = discover(EXAMPLES, policy.max_file_bytes)
     hashes = hash_inputs(found)
@@ -77,7 +77,7 @@ def test_entries_read_ahead_are_what_hits_returns_and_are_taken_once(tmp_path, p
 
 
 def test_missing_names_the_files_without_an_entry_without_reading_any(tmp_path, policy):
-    from corpus_hygiene.current import hash_inputs
+    from corpus_hygiene.incremental.run_key import hash_inputs
     from corpus_hygiene.ingest import discover
 
     (tmp_path / "in").mkdir()

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import evaluate_gates, schema_failures
 from corpus_hygiene.checks.routing import candidate_frame, route
-from corpus_hygiene.dataset import rows_to_frame
+from corpus_hygiene.publish.dataset import rows_to_frame
 
 GOOD = (
     "We study how annotation noise propagates through a pipeline of detectors and taggers, and show that "
@@ -175,7 +175,7 @@ def _records(n: int, files: tuple[str, ...]) -> list[dict]:
 
 
 def _arrow(records: list[dict], size: int) -> dict:
-    from corpus_hygiene.dataset import arrow_slices
+    from corpus_hygiene.publish.dataset import arrow_slices
 
     return {
         "records": arrow_slices(records, "records", size),
@@ -224,7 +224,7 @@ def test_gates_over_arrow_slices_find_what_they_find_over_pandas_frames(policy):
 
 
 def _sliced(records: list[dict], size: int) -> dict:
-    from corpus_hygiene.dataset import arrow_slices, to_frame
+    from corpus_hygiene.publish.dataset import arrow_slices, to_frame
 
     return {name: map(to_frame, arrow_slices(rows, name, size)) for name, rows in
             (("records", records), ("duplicates", []), ("quarantine", []))}  # fmt: skip
@@ -316,7 +316,7 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
     script = (
         "import sys\n"
         "from corpus_hygiene.checks.gates import schema_failures, warm_up\n"
-        "from corpus_hygiene.dataset import rows_to_frame\n"
+        "from corpus_hygiene.publish.dataset import rows_to_frame\n"
         "warm_up()\n"
         "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine')}\n"
         "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"

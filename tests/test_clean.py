@@ -80,7 +80,7 @@ def test_text_without_markup_changes_only_in_whitespace(text):
 @needs_seeds
 def test_seed_records_have_no_markup_or_mojibake_left(policy):
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_file
+    from corpus_hygiene.pipeline.process import process_file
 
     records = [
         r for f in discover(SEEDS, policy.max_file_bytes).files for r in process_file(f, policy).records

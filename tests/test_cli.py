@@ -66,7 +66,7 @@ def test_validate_reports_a_missing_dataset_in_one_line(tmp_path, capsys):
 
 
 def test_validate_accepts_a_published_dataset(tmp_path, capsys):
-    from corpus_hygiene.dataset import publish
+    from corpus_hygiene.publish.dataset import publish
 
     from .test_dataset import _tables
 
@@ -105,10 +105,10 @@ def _precheck_with_four_cached(tmp_path, policy):
     """The example files, the first four with cache entries; the CLI's pre-check of a run on them."""
     import argparse
 
-    from corpus_hygiene.cache import FileCache, cache_dir_for
+    from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
     from corpus_hygiene.cli import _precheck
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_file
+    from corpus_hygiene.pipeline.process import process_file
 
     files = discover(EXAMPLES, policy.max_file_bytes).files
     cache = FileCache(cache_dir_for(tmp_path / "clean"))
@@ -135,9 +135,9 @@ def test_precheck_counts_the_work_left_and_reads_the_cached_entries_ahead(tmp_pa
 @pytest.mark.skipif(sys.platform != "linux" or (os.cpu_count() or 1) < 2, reason="a forked child, a 2nd core")
 def test_precheck_begins_the_new_files_as_the_flows_task_will_ask_for_them(tmp_path, policy):
     from corpus_hygiene import forked
-    from corpus_hygiene.cache import FileCache, cache_dir_for
+    from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_files
+    from corpus_hygiene.pipeline.process import process_files
 
     files, check = _precheck_with_four_cached(tmp_path, policy)
     try:

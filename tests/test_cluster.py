@@ -149,7 +149,7 @@ def test_batches_on_dask_come_back_in_input_order_and_leave_nothing_in_the_worke
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.flows.hygiene import gather_with_progress
     from corpus_hygiene.ingest import discover
-    from corpus_hygiene.process import process_files
+    from corpus_hygiene.pipeline.process import process_files
 
     for i in range(6):
         text = (

@@ -3,8 +3,8 @@
 import dataclasses
 import os
 
-from corpus_hygiene.current import current_version, hash_inputs, run_key
-from corpus_hygiene.dataset import publish
+from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key
+from corpus_hygiene.publish.dataset import publish
 from corpus_hygiene.ingest.discover import discover
 
 from .test_dataset import _tables
@@ -41,7 +41,7 @@ def test_current_only_for_the_same_key_and_an_intact_dataset(tmp_path):
 
 
 def test_a_different_key_reads_no_published_file(tmp_path, monkeypatch):
-    import corpus_hygiene.dataset as dataset
+    import corpus_hygiene.publish.dataset as dataset
 
     target = tmp_path / "clean"
     publish(target, "run-1", _tables(3), {"run_key": "k1"})
@@ -55,7 +55,7 @@ def test_a_different_key_reads_no_published_file(tmp_path, monkeypatch):
 def test_inputs_hashed_again_only_when_written_since(tmp_path, policy, monkeypatch):
     import hashlib
 
-    import corpus_hygiene.current as current
+    import corpus_hygiene.incremental.run_key as current
 
     (tmp_path / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
     (tmp_path / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")

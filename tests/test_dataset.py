@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_hygiene.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
+from corpus_hygiene.publish.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
 
 STEPS = [
     "wrote records",
@@ -137,7 +137,7 @@ def test_existing_real_dataset_folder_is_adopted_then_replaced(tmp_path):
 KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from corpus_hygiene.dataset import publish
+    from corpus_hygiene.publish.dataset import publish
     sys.path.insert(0, {tests!r})
     from test_dataset import _tables
     target, step, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -189,8 +189,8 @@ def test_kill_at_a_random_moment_while_publishing_repeatedly(tmp_path, delay):
 
 
 def test_a_staged_version_gives_the_bytes_of_publish_and_the_slices_the_gates_read(tmp_path, monkeypatch):
-    from corpus_hygiene import dataset
-    from corpus_hygiene.dataset import StagedVersion, sha256_file
+    from corpus_hygiene.publish import dataset
+    from corpus_hygiene.publish.dataset import StagedVersion, sha256_file
 
     monkeypatch.setattr(dataset, "ROW_GROUP", 2)  # three row groups of records
     tables = _tables(5)
@@ -208,7 +208,7 @@ def test_a_staged_version_gives_the_bytes_of_publish_and_the_slices_the_gates_re
 
 
 def test_a_discarded_or_incomplete_staged_version_is_never_published(tmp_path):
-    from corpus_hygiene.dataset import StagedVersion
+    from corpus_hygiene.publish.dataset import StagedVersion
 
     target = tmp_path / "clean"
     publish(target, "run-1", _tables(3), {})

@@ -247,7 +247,7 @@ def _outcome(kept, dups):
 
 def test_memo_from_an_earlier_run_gives_the_same_result_without_verifying_again(tmp_path, monkeypatch):
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.dedup.memo import PairMemo, load_memo, memo_path, save_memo, text_key
+    from corpus_hygiene.incremental.pair_memo import PairMemo, load_memo, memo_path, save_memo, text_key
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()
@@ -282,7 +282,7 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     tmp_path, monkeypatch
 ):
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.dedup.memo import PairMemo, index_key, load_memo, memo_path, save_memo, text_key
+    from corpus_hygiene.incremental.pair_memo import PairMemo, index_key, load_memo, memo_path, save_memo, text_key
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()
@@ -318,7 +318,7 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
 def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
     """The same clean text can come with another language (detected on the raw text), so another
     estimate floor: it is searched again, and the candidates are those of a run without memo."""
-    from corpus_hygiene.dedup.memo import PairMemo
+    from corpus_hygiene.incremental.pair_memo import PairMemo
     from corpus_hygiene.dedup.near import _candidates_with_memo
 
     cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5, min_candidate_jaccard_cjk=0.9)
@@ -334,7 +334,7 @@ def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
 
 
 def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):
-    from corpus_hygiene.dedup.memo import load_memo, memo_path
+    from corpus_hygiene.incremental.pair_memo import load_memo, memo_path
 
     cfg = DedupConfig()
     path = memo_path(tmp_path, cfg)
@@ -349,7 +349,7 @@ def test_pairs_verified_by_forked_processes_give_the_same_duplicates_and_memo(mo
     """Many pairs: forked processes verify them in advance (``verify_in_parallel``); the matches, and
     what the memo keeps for the next run, are those of verifying as the walk goes."""
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.dedup.memo import PairMemo
+    from corpus_hygiene.incremental.pair_memo import PairMemo
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()
@@ -428,7 +428,7 @@ def test_text_keys_made_per_file_are_used_and_give_the_memo_the_same_pairs(monke
     from dataclasses import replace
 
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.dedup.memo import PairMemo, text_key
+    from corpus_hygiene.incremental.pair_memo import PairMemo, text_key
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
-from corpus_hygiene.dataset import verify_checksums
+from corpus_hygiene.publish.dataset import verify_checksums
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 
 from .conftest import EXAMPLES, SEEDS, needs_seeds

@@ -3,11 +3,11 @@ writing fails, it still gives the gates' verdict and leaves publishing to write 
 
 import pytest
 
-from corpus_hygiene.assemble import assemble
-from corpus_hygiene.dataset import StagedVersion, sha256_file
+from corpus_hygiene.pipeline.assemble import assemble
+from corpus_hygiene.publish.dataset import StagedVersion, sha256_file
 from corpus_hygiene.flows.hygiene import check_gates
 from corpus_hygiene.ingest import discover
-from corpus_hygiene.process import process_file
+from corpus_hygiene.pipeline.process import process_file
 
 from .conftest import EXAMPLES
 
@@ -44,7 +44,7 @@ def test_a_failed_write_leaves_the_verdict_and_nothing_staged(asm, policy, tmp_p
 
 
 def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_checks(policy, tmp_path):
-    from corpus_hygiene.cache import FileCache
+    from corpus_hygiene.incremental.file_cache import FileCache
     from corpus_hygiene.flows.hygiene import _checked_before
 
     cache = FileCache(tmp_path / "cache")

@@ -1,5 +1,5 @@
 from corpus_hygiene.ingest.discover import discover
-from corpus_hygiene.process import process_file
+from corpus_hygiene.pipeline.process import process_file
 
 ABSTRACT = (
     "We introduce a verifier that scores each retrieved passage for answer support before "
@@ -53,8 +53,8 @@ def test_text_with_nothing_left_is_rejected_and_the_record_checks_run_per_file(t
 
 
 def test_a_batch_of_files_is_checked_together_and_cached_checked(tmp_path, policy):
-    from corpus_hygiene.cache import FileCache
-    from corpus_hygiene.process import process_files
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.pipeline.process import process_files
 
     (tmp_path / "in").mkdir()
     for name in ("a.txt", "b.txt"):
@@ -92,7 +92,7 @@ def test_header_only_file_contributes_nothing_and_is_not_an_error(tmp_path, poli
 
 
 def test_records_carry_the_signature_and_memo_key_the_dedup_step_would_compute(tmp_path, policy):
-    from corpus_hygiene.dedup.memo import text_key
+    from corpus_hygiene.incremental.pair_memo import text_key
     from corpus_hygiene.dedup.near import signature_of
 
     result = _process(tmp_path, f"ICLR 2026 Papers\n\n{ABSTRACT}\n".encode(), policy)

@@ -54,8 +54,8 @@ def test_corpus_text_is_escaped_everywhere():
 
 
 def test_changes_since_the_previous_dataset(tmp_path):
-    from corpus_hygiene.changes import changes_since_previous
-    from corpus_hygiene.dataset import publish
+    from corpus_hygiene.publish.changes import changes_since_previous
+    from corpus_hygiene.publish.dataset import publish
 
     from .test_dataset import _tables
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus_hygiene.assemble import assemble
+from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.ingest import discover
-from corpus_hygiene.metrics import build_metrics
-from corpus_hygiene.process import process_file
+from corpus_hygiene.publish.metrics import build_metrics
+from corpus_hygiene.pipeline.process import process_file
 from corpus_hygiene.report import write_reports
 
 from .conftest import EXAMPLES

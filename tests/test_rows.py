@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_hygiene.dataset import TABLES, write_slices
-from corpus_hygiene.rows import RecordRows, column, to_arrow
+from corpus_hygiene.publish.dataset import TABLES, write_slices
+from corpus_hygiene.pipeline.rows import RecordRows, column, to_arrow
 
 from .test_cache import file_results
 
@@ -52,7 +52,7 @@ def test_rows_columns_and_arrow_equal_what_dicts_give(data):
 @settings(max_examples=40)
 @given(record_rows())
 def test_the_parquet_file_is_the_same_bytes_from_rows_or_dicts(data):
-    from corpus_hygiene import dataset
+    from corpus_hygiene.publish import dataset
 
     records, also_in = data
     dicts = [_as_dict(r, also_in.get(i, [])) for i, r in enumerate(records)]

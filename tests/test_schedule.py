@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_hygiene.dataset import verify_checksums
+from corpus_hygiene.publish.dataset import verify_checksums
 
 from .conftest import EXAMPLES, ROOT
 

@@ -12,7 +12,7 @@ from corpus_hygiene.ingest import stream
 from corpus_hygiene.ingest.discover import discover
 from corpus_hygiene.ingest.split import split_lines
 from corpus_hygiene.ingest.stream import iter_batches, iter_lines
-from corpus_hygiene.process import process_file
+from corpus_hygiene.pipeline.process import process_file
 
 ABSTRACTS = [
     "We introduce a verifier that scores each retrieved passage for answer support before generation.",

@@ -25,7 +25,7 @@ if not (_here / "flows").is_dir() and (_repo_root / "flows" / "__init__.py").is_
 
 def read_dataset(path, *, arrow: bool = False):
     """The kept records of the dataset published at ``path``, after the checks of ``hygiene validate``:
-    a pandas DataFrame, or a pyarrow Table with ``arrow=True`` (see corpus_hygiene.dataset)."""
-    from corpus_hygiene.dataset import read_dataset as _read
+    a pandas DataFrame, or a pyarrow Table with ``arrow=True`` (see corpus_hygiene.publish.dataset)."""
+    from corpus_hygiene.publish.dataset import read_dataset as _read
 
     return _read(path, arrow=arrow)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import secrets
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -34,15 +35,15 @@ def code_fingerprint() -> str:
 
     Changes whenever the code that shapes outputs changes, even between releases.
     """
-    import corpus_hygiene.checks
-    import corpus_hygiene.flows
+    import corpus_hygiene
 
     digest = hashlib.sha256(corpus_hygiene.__version__.encode())
-    for module in (corpus_hygiene, corpus_hygiene.flows, corpus_hygiene.checks):
-        root = Path(module.__file__).parent
+    for name in ("corpus_hygiene", "corpus_hygiene.flows", "corpus_hygiene.checks"):
+        # the folders, found without importing the modules (flows/ imports Prefect)
+        root = Path(next(iter(importlib.util.find_spec(name).submodule_search_locations)))
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".toml", ".j2") and "__pycache__" not in path.parts:
-                digest.update(f"{module.__name__}/{path.relative_to(root).as_posix()}".encode())
+                digest.update(f"{name}/{path.relative_to(root).as_posix()}".encode())
                 digest.update(path.read_bytes())
     return f"{corpus_hygiene.__version__}+{digest.hexdigest()[:12]}"
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.memo import PairMemo
+from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import Record
 
 

@@ -17,15 +17,12 @@ Only canonicals enter the LSH index.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import multiprocessing
 import os
 import re
 import unicodedata
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -33,15 +30,13 @@ import numpy as np
 from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
 from corpus_hygiene.dedup.shingles import jaccard, shingles
-from corpus_hygiene.forked import can_fork
+from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _ALNUM = re.compile(r"[^\W_]")
-# Band search threads (``candidate_pairs``): each holds one band's sort and pairs (~40 bytes a record).
-# On two cores, 100k benchmark canonicals: 1.04-1.06 s in one thread, 0.60-0.62 s in two; 400k: 11.0-11.1
-# s against 5.9-6.4 s (docs/scaling.md). More than two was not measured here.
+# Band search threads (``candidate_pairs``): numpy sorts release the GIL, so bands search in parallel;
+# each thread holds one band's sort and pairs (~40 bytes a record), which bounds the count.
 MAX_BAND_THREADS = 4
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
 
@@ -283,64 +278,6 @@ def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: 
         yield order[mine[keep]], order[other[keep]]
 
 
-# Verifying candidate pairs is pure Python (shingle sets, alignments): with many pairs, forked processes
-# share them (``verify_in_parallel``). The 100k benchmark corpus's first pairs, two cores: 500 in 0.08 s
-# either way, 2,000 in 0.30 s against 0.22 s, all 6,134 in 0.80 s against 0.55 s (the fork of a ~1 GB
-# process included).
-PARALLEL_VERIFY_MIN_PAIRS = 2_000
-_SHARE_CHUNK = 64  # pairs are dealt out in chunks: shares of even cost, and a text's shingles reused
-_FORKED: tuple | None = None  # (texts, pairs, config, shares): what the forked processes read
-
-
-def _share_of(pairs: list[tuple[int, int]], share: int, shares: int):
-    """The pairs of one share, in order: every ``shares``-th chunk, from chunk ``share``."""
-    for lo in range(share * _SHARE_CHUNK, len(pairs), shares * _SHARE_CHUNK):
-        yield from pairs[lo : lo + _SHARE_CHUNK]
-
-
-def _verify_share(share: int) -> list[float]:
-    texts, pairs, config, shares = _FORKED
-    return [verified_similarity(texts[i], texts[j], config) for i, j in _share_of(pairs, share, shares)]
-
-
-def verify_processes() -> int:
-    """Processes that verify pairs at once: one a core, at most ``MAX_BAND_THREADS``; 1 where this
-    process cannot have forked children (``forked.can_fork``)."""
-    return band_threads() if can_fork() else 1
-
-
-def verify_in_parallel(texts: Sequence[str], pairs: list[tuple[int, int]], config: DedupConfig) -> dict:
-    """``verified_similarity`` of each pair (indices into ``texts``), by pair, computed by this process
-    and forked ones (they see ``texts`` without a copy and send back only the numbers); {} when there
-    are too few pairs or one core, and the caller verifies the pairs it needs as it goes. What this adds
-    to ``ProcessPoolExecutor``: the texts reach the processes by the fork, not pickled; pairs are dealt
-    in chunks; a process that dies costs only its share, verified here."""
-    global _FORKED
-    shares = verify_processes()
-    if shares < 2 or len(pairs) < PARALLEL_VERIFY_MIN_PAIRS:
-        return {}
-    _FORKED = (texts, pairs, config, shares)
-    done: dict[int, list[float]] = {}
-    try:
-        try:
-            with ProcessPoolExecutor(shares - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = {share: pool.submit(_verify_share, share) for share in range(1, shares)}
-                done[0] = _verify_share(0)
-                for share, future in futures.items():
-                    with contextlib.suppress(BrokenProcessPool):  # it died: its share is verified below
-                        done[share] = future.result()
-        except OSError:  # no fork (no memory for one): this process verifies the shares left
-            pass
-        for share in sorted(set(range(shares)) - done.keys()):
-            done[share] = _verify_share(share)
-    finally:
-        _FORKED = None
-    sims: dict[tuple[int, int], float] = {}
-    for share, values in done.items():
-        sims.update(zip(_share_of(pairs, share, shares), values, strict=True))
-    return sims
-
-
 def _pair_key(keys: list[bytes], i: int, j: int) -> tuple[bytes, bytes]:
     """The memo's key of a pair: its texts' keys in order (the similarity is symmetric)."""
     return (keys[i], keys[j]) if keys[i] <= keys[j] else (keys[j], keys[i])
@@ -353,19 +290,14 @@ def _similarity(
     config: DedupConfig,
     memo: PairMemo | None,
     keys: list[bytes],
-    verified: dict,
 ) -> float:
-    """Pair (i, j)'s similarity: from the memo, else from ``verified`` (``verify_in_parallel``), else
-    computed now."""
+    """Pair (i, j)'s similarity: from the memo, else computed now (and memoised)."""
     if memo is None:
-        sim = verified.get((i, j))
-        return verified_similarity(texts[i], texts[j], config) if sim is None else sim
+        return verified_similarity(texts[i], texts[j], config)
     key = _pair_key(keys, i, j)
     sim = memo.get(key)
     if sim is None:
-        sim = verified.get((i, j))
-        if sim is None:
-            sim = verified_similarity(texts[i], texts[j], config)
+        sim = verified_similarity(texts[i], texts[j], config)
         memo.put(key, sim)
     return sim
 
@@ -419,14 +351,6 @@ def find_near_duplicates(
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
-    verified: dict = {}
-    if len(codes) >= PARALLEL_VERIFY_MIN_PAIRS and verify_processes() > 1:
-        # every candidate the memo does not know is verified in advance, also those the walk below skips
-        # (a candidate no longer canonical): 100k benchmark corpus, 6,385 against 5,633 verified as it goes
-        pairs = list(zip(later.tolist(), earlier.tolist(), strict=True))
-        if memo is not None:
-            pairs = [(i, j) for i, j in pairs if _pair_key(keys, i, j) not in memo.known]
-        verified = verify_in_parallel(texts, pairs, config)
     bounds = (np.flatnonzero(np.diff(later)) + 1).tolist()
     canonical = np.ones(n, dtype=bool)
     matches: list[NearMatch] = []
@@ -436,7 +360,7 @@ def find_near_duplicates(
         for j in earlier[lo:hi].tolist():  # ascending: on equal similarity the earlier canonical wins
             if not canonical[j]:
                 continue
-            sim = _similarity(texts, i, j, config, memo, keys, verified)
+            sim = _similarity(texts, i, j, config, memo, keys)
             if sim > best_sim:
                 best, best_sim = j, sim
         if best is not None and best_sim >= config.threshold:

@@ -12,8 +12,8 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 from rapidfuzz.distance import Indel
 
+from corpus_hygiene.pipeline.rows import column
 from corpus_hygiene.report.charts import bars
-from corpus_hygiene.rows import column
 
 _env = Environment(
     loader=PackageLoader("corpus_hygiene.report", "templates"),

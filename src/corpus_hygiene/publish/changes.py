@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_hygiene.dataset import DatasetError, verify_checksums
-from corpus_hygiene.rows import column
+from corpus_hygiene.pipeline.rows import column
+from corpus_hygiene.publish.dataset import DatasetError, verify_checksums
 
 SAMPLE = 20
 

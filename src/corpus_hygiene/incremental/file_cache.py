@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -121,10 +120,6 @@ def _write_aside(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-# Entries read before the flow asked for them (``FileCache.read_ahead``), taken by the first ``get``.
-_READ_AHEAD: dict[Path, FileResult] = {}
-
-
 class FileCache:
     def __init__(self, folder: Path | str) -> None:
         self.folder = Path(folder)
@@ -136,8 +131,6 @@ class FileCache:
 
     def get(self, key: str) -> FileResult | None:
         path = self.folder / f"{key}{SUFFIX}"
-        if (ahead := _READ_AHEAD.pop(path, None)) is not None:
-            return ahead  # an entry is named by its content's key: what was read is what is there
         try:
             return decode(path.read_bytes())
         except (OSError, ValueError, KeyError, TypeError, MemoryError, pa.ArrowException):
@@ -157,28 +150,6 @@ class FileCache:
                 result.source.cached = True
                 found[src.rel_path] = result
         return found
-
-    def read_ahead(
-        self,
-        files: list[SourceFile],
-        sha256_of: dict[str, str | None],
-        policy_sha256: str,
-        until: Callable[[], bool] = lambda: False,
-    ) -> int:
-        """Read the entries of these files now, for a later ``hits`` in this process to take instead
-        (the CLI does this while it waits for Prefect's server), stopping early once ``until()`` is
-        true; returns how many were read."""
-        read = 0
-        for src in files:
-            if until():
-                break
-            if sha := sha256_of.get(src.rel_path):
-                key = self.key(src.rel_path, sha, policy_sha256)
-                path = self.folder / f"{key}{SUFFIX}"
-                if path not in _READ_AHEAD and (result := self.get(key)):
-                    _READ_AHEAD[path] = result
-                    read += 1
-        return read
 
     def missing(
         self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str

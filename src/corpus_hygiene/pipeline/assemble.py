@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
 from corpus_hygiene.dedup.exact import deduplicate
-from corpus_hygiene.dedup.memo import PairMemo
+from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
-from corpus_hygiene.record_checks import check_results
-from corpus_hygiene.rows import RecordRows, column
+from corpus_hygiene.pipeline.record_checks import check_results
+from corpus_hygiene.pipeline.rows import RecordRows, column
 
 
 class AccountingError(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from corpus_hygiene.dataset import SCHEMA_VERSION, TABLES
+from corpus_hygiene.publish.dataset import SCHEMA_VERSION, TABLES
 
 DESCRIPTIONS = {
     "records": {

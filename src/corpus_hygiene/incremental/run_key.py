@@ -17,9 +17,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from corpus_hygiene.checks import Policy
-from corpus_hygiene.dataset import DatasetError, load_manifest, verify_checksums
-from corpus_hygiene.ingest.discover import Discovery, open_source
+from corpus_hygiene.checks import Policy, PolicyError, load_policy
+from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
+from corpus_hygiene.publish.dataset import DatasetError, load_manifest, verify_checksums
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -36,31 +36,18 @@ def run_key(discovery: Discovery, sha256_of: Mapping[str, str | None], policy: P
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-# sha256 by (path, inode, size, mtime, ctime) of the files of the last call: the CLI's pre-check and the
-# flow hash the same files seconds apart (0.14 s at 100k records); a file written since differs in its
-# times (ns) or size and is read again
-_HASHED: dict[tuple, str] = {}
-
-
 def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
     """The sha256 of every discovered file, read as ``process_file`` reads it (no symlink followed)."""
-    global _HASHED
     out: dict[str, str | None] = {}
-    hashed: dict[tuple, str] = {}
     for src in discovery.files:
         try:
             with open_source(src) as fd:
-                st = os.fstat(fd)
-                stamp = (str(src.abs_path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                if (known := _HASHED.get(stamp)) is None:
-                    digest = hashlib.sha256()
-                    while batch := os.read(fd, 8 << 20):
-                        digest.update(batch)
-                    known = digest.hexdigest()
-                out[src.rel_path] = hashed[stamp] = known
+                digest = hashlib.sha256()
+                while batch := os.read(fd, 8 << 20):
+                    digest.update(batch)
+                out[src.rel_path] = digest.hexdigest()
         except OSError:
             out[src.rel_path] = None
-    _HASHED = hashed  # only these files' (a long-lived `hygiene serve` keeps no more)
     return out
 
 
@@ -75,3 +62,16 @@ def current_version(dataset_dir: Path | str, key: str) -> str | None:
     except (DatasetError, OSError, ValueError, KeyError):
         return None
     return Path(os.path.realpath(dataset_dir)).name
+
+
+def unchanged_version(
+    input_dir: str, dataset_dir: str, policy_path: str | None = None, max_file_mb: float | None = None
+) -> str | None:
+    """The published version's name when it already is the output of these inputs; else None, also on
+    any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported."""
+    try:
+        policy = load_policy(policy_path)
+        discovery = discover(input_dir, policy.file_limit(max_file_mb))
+    except (PolicyError, InputRootError):
+        return None
+    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy))

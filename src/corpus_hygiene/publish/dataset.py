@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_hygiene.rows import to_arrow
+from corpus_hygiene.pipeline.rows import to_arrow
 
 SCHEMA_VERSION = 1
 KEEP_VERSIONS = 2

@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
-from corpus_hygiene.cache import FileCache
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.keys import dedup_key, record_id
-from corpus_hygiene.dedup.memo import text_key
 from corpus_hygiene.dedup.near import signature_of
+from corpus_hygiene.incremental.file_cache import FileCache
+from corpus_hygiene.incremental.pair_memo import text_key
 from corpus_hygiene.ingest import (
     BinaryContent,
     decode_bytes,
@@ -32,8 +32,8 @@ from corpus_hygiene.ingest.split import is_blank, paragraphs_from
 from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
+from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reasons import Reason
-from corpus_hygiene.record_checks import check_results
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+")

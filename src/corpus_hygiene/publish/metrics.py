@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from corpus_hygiene.assemble import Assembled
 from corpus_hygiene.checks import Policy
+from corpus_hygiene.pipeline.assemble import Assembled
+from corpus_hygiene.pipeline.rows import column
 from corpus_hygiene.report.charts import length_histogram
-from corpus_hygiene.rows import column
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -128,7 +128,9 @@ def manifest_from_metrics(metrics: dict) -> dict:
         "created_at": metrics["created_at"],
         "code_version": metrics["code_version"],
         "policy_sha256": metrics["policy_sha256"],
-        "run_key": metrics.get("run_key"),  # corpus_hygiene.current: what these bytes were made from
+        "run_key": metrics.get(
+            "run_key"
+        ),  # corpus_hygiene.incremental.run_key: what these bytes were made from
         "dedup_config": metrics["dedup_config"],
         "counts": metrics["counts"],
         "libraries": metrics["libraries"],

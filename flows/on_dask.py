@@ -1,0 +1,83 @@
+"""The per-file work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
+``--dask-address`` uses a running scheduler. A subflow carries the ``DaskTaskRunner``, so the cluster
+lives for the per-file stage only and its workers' memory is free for the global steps after it.
+Batches are plain Dask tasks submitted with prefect-dask's ``get_dask_client``: the workers run no
+Prefect code and need no Prefect API."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from prefect import flow
+from prefect.logging import get_run_logger
+
+from corpus_hygiene.incremental.file_cache import FileCache
+from corpus_hygiene.pipeline.batches import batches
+from corpus_hygiene.pipeline.process import process_files
+
+# Below this much new input a local cluster's start (seconds of worker imports) costs more than the work
+# it would share: the files are processed in the flow's process.
+CLUSTER_MIN_BYTES = 4 << 20
+# Dask batches may be smaller than in-process ones: a Dask task costs a few ms, and short last batches
+# let the workers finish together.
+MIN_DASK_BATCH_BYTES = 256 << 10
+# One thread a worker (the per-file work is pure Python under the GIL); no dashboard (bokeh is absent,
+# and a fixed port would clash between runs).
+CLUSTER_KWARGS = {
+    "threads_per_worker": 1,
+    "processes": True,
+    "dashboard_address": None,
+    "scheduler_kwargs": {"dashboard": False, "dashboard_address": ":0"},
+}
+
+
+def use_dask(todo: list, workers: int, dask_address: str | None) -> bool:
+    """Whether the files ``todo`` go to Dask: always given an address, else with workers and enough input."""
+    if not todo:
+        return False
+    return bool(dask_address) or (workers > 1 and sum(f.size for f in todo) >= CLUSTER_MIN_BYTES)
+
+
+def task_runner(workers: int, dask_address: str | None):
+    import dask.config
+    from prefect_dask import DaskTaskRunner
+
+    # the worker's 10 ms stack sampling feeds only a dashboard; it cost 5-10% of the per-file CPU
+    dask.config.set({"distributed.worker.profile.enabled": False, "distributed.dashboard.link": ""})
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # every cluster step logs at INFO
+    if dask_address:
+        return DaskTaskRunner(address=dask_address)
+    return DaskTaskRunner(cluster_kwargs=CLUSTER_KWARGS | {"n_workers": workers})
+
+
+def process_on_dask(
+    files: list, policy, cache_dir: str | None, workers: int, dask_address: str | None
+) -> list:
+    return per_file_on_dask.with_options(task_runner=task_runner(workers, dask_address))(
+        files, policy, cache_dir
+    )
+
+
+@flow(name="per-file-on-dask", validate_parameters=False)
+def per_file_on_dask(files: list, policy, cache_dir: str | None) -> list:
+    """The results of ``files``, in order; progress logged as batches finish."""
+    from distributed import as_completed
+    from prefect_dask import get_dask_client
+
+    logger = get_run_logger()
+    cache = FileCache(cache_dir) if cache_dir else None
+    with get_dask_client() as client:
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+        groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
+        futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        results: list[list] = [[] for _ in futures]
+        start, done_files = time.perf_counter(), 0
+        for future in as_completed(futures):
+            results[index[future.key]] = batch = future.result()
+            done_files += len(batch)
+            logger.info(
+                "process_files: %d/%d files (%.0f s)", done_files, len(files), time.perf_counter() - start
+            )
+    return [r for batch in results for r in batch]

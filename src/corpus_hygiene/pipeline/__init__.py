@@ -1,0 +1,1 @@
+"""Per-file processing (decode, parse, clean, enrich) and the assembly of the run's tables."""
