@@ -36,7 +36,7 @@ from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-from corpus_hygiene.local_server import free_port, idle_seconds
+from corpus_hygiene.flows.server import free_port
 
 PER_FILE = 50
 HEADERS = {

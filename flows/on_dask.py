@@ -1,8 +1,9 @@
 """The per-file work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
 ``--dask-address`` uses a running scheduler. A subflow carries the ``DaskTaskRunner``, so the cluster
 lives for the per-file stage only and its workers' memory is free for the global steps after it.
-Batches are plain Dask tasks submitted with prefect-dask's ``get_dask_client``: the workers run no
-Prefect code and need no Prefect API."""
+Batches are plain Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``;
+prefect-dask's ``get_dask_client`` reads a client the runner makes only on its first task): the
+workers run no Prefect code and need no Prefect API."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 
 from prefect import flow
 from prefect.logging import get_run_logger
+from prefect.utilities.annotations import quote
 
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
@@ -22,6 +24,7 @@ CLUSTER_MIN_BYTES = 4 << 20
 # Dask batches may be smaller than in-process ones: a Dask task costs a few ms, and short last batches
 # let the workers finish together.
 MIN_DASK_BATCH_BYTES = 256 << 10
+PROGRESS_SECONDS = 10.0
 # One thread a worker (the per-file work is pure Python under the GIL); no dashboard (bokeh is absent,
 # and a fixed port would clash between runs).
 CLUSTER_KWARGS = {
@@ -54,30 +57,31 @@ def task_runner(workers: int, dask_address: str | None):
 def process_on_dask(
     files: list, policy, cache_dir: str | None, workers: int, dask_address: str | None
 ) -> list:
-    return per_file_on_dask.with_options(task_runner=task_runner(workers, dask_address))(
-        files, policy, cache_dir
-    )
+    runner = task_runner(workers, dask_address)
+    return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache_dir).unwrap()
 
 
 @flow(name="per-file-on-dask", validate_parameters=False)
-def per_file_on_dask(files: list, policy, cache_dir: str | None) -> list:
-    """The results of ``files``, in order; progress logged as batches finish."""
+def per_file_on_dask(files: list, policy, cache_dir: str | None) -> quote:
+    """The results of ``files``, in order; progress logged as batches finish. Returned quoted: Prefect
+    otherwise walks every object of a flow's return value looking for futures (~8 s for 100k records)."""
     from distributed import as_completed
-    from prefect_dask import get_dask_client
+    from prefect.context import FlowRunContext
 
     logger = get_run_logger()
     cache = FileCache(cache_dir) if cache_dir else None
-    with get_dask_client() as client:
-        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
-        groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
-        futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        results: list[list] = [[] for _ in futures]
-        start, done_files = time.perf_counter(), 0
-        for future in as_completed(futures):
-            results[index[future.key]] = batch = future.result()
-            done_files += len(batch)
-            logger.info(
-                "process_files: %d/%d files (%.0f s)", done_files, len(files), time.perf_counter() - start
-            )
-    return [r for batch in results for r in batch]
+    client = FlowRunContext.get().task_runner.client
+    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+    groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
+    futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
+    index = {f.key: i for i, f in enumerate(futures)}
+    results: list[list] = [[] for _ in futures]
+    start = last = time.perf_counter()
+    done_files = 0
+    for future in as_completed(futures, loop=client.loop):
+        results[index[future.key]] = batch = future.result()
+        done_files += len(batch)
+        if (now := time.perf_counter()) - last >= PROGRESS_SECONDS or done_files == len(files):
+            logger.info("process_files: %d/%d files (%.0f s)", done_files, len(files), now - start)
+            last = now
+    return quote([r for batch in results for r in batch])
