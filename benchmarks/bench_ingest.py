@@ -17,10 +17,8 @@ import time
 from pathlib import Path
 
 from benchmarks.common import SEEDS, peak_rss_mb, save
-from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.checks import load_policy
 from corpus_hygiene.clean import clean_text
-from corpus_hygiene.publish.dataset import publish
 from corpus_hygiene.dedup.keys import dedup_key
 from corpus_hygiene.ingest import (
     decode_bytes,
@@ -32,7 +30,9 @@ from corpus_hygiene.ingest import (
 )
 from corpus_hygiene.ingest.discover import read_bytes
 from corpus_hygiene.language import detect_language
+from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
+from corpus_hygiene.publish.dataset import publish
 
 
 def build_corpus(folder: Path, target_bytes: int) -> int:

@@ -51,7 +51,9 @@ def process_batch(files: list, policy, cache_dir: str | None, name: str) -> list
 
 
 @task(name="check_gates_and_stage", **NO_CACHE_TASK)
-def check_gates_and_stage(asm, policy, staged: StagedVersion | None, checked_before: frozenset[str]) -> list:
+def check_gates_and_stage(
+    asm, policy, staged: StagedVersion | None = None, checked_before: frozenset[str] = frozenset()
+) -> list:
     """The gates, read a slice of each table at a time; each slice is also written to the new version's
     Parquet file (``staged``), so the rows become Arrow once, not once for the gates and once to publish.
     Without a staged version, or when writing fails, the gates alone (publishing writes the tables)."""

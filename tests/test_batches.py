@@ -1,12 +1,12 @@
-"""How the per-file stage's files are cut into tasks (flows/hygiene.py: batches)."""
+"""How the per-file stage's files are cut into tasks (pipeline/batches.py)."""
 
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.flows.hygiene import BATCH_FILES, batches
 from corpus_hygiene.models import SourceFile
+from corpus_hygiene.pipeline.batches import batches, label
 
 
 def _files(sizes: list[int]) -> list[SourceFile]:
@@ -27,40 +27,15 @@ def test_every_file_once_in_order_within_the_limits(sizes, workers, max_bytes, m
     assert all(sum(f.size for f in b) <= max_bytes for b in got if len(b) > 1)  # a larger file alone
 
 
-def test_the_benchmark_shape_makes_few_tasks_that_shrink_towards_the_end():
-    # 2,000 files of ~50 KB (the 100k benchmark corpus): 36 tasks of at most 64 files before
+def test_batches_shrink_towards_the_end_so_that_workers_finish_together():
     files = _files([50_000 + (i * 7919) % 5_000 for i in range(2_000)])
-    got = batches(files, 2)
-    sizes = [sum(f.size for f in b) for b in got]
-    assert len(got) == 17
-    assert len(got[0]) == BATCH_FILES
-    assert sizes[-1] <= 1 << 20 and sizes[-2] <= 1 << 20  # the last tasks take ~1 s of work each
-    assert all(a >= b for a, b in zip(sizes[4:], sizes[5:-1], strict=False))  # then they shrink
-    assert len(batches(files, 1)) < len(got)  # one worker: no need to end together
+    sizes = [sum(f.size for f in b) for b in batches(files, 2, min_bytes=256 << 10)]
+    assert sizes[-1] <= 256 << 10 < sizes[0]
+    tail = sizes[len(sizes) // 2 :]
+    assert tail == sorted(tail, reverse=True) or all(s <= 300 << 10 for s in tail[-3:])
 
 
-def test_on_dask_the_last_batches_are_smaller_and_each_is_a_plain_dask_task():
-    from corpus_hygiene.checks import load_policy
-    from corpus_hygiene.flows import hygiene
-    from corpus_hygiene.pipeline.process import process_files
-
-    class Client:  # a two-worker cluster's client: what _submit asks of it
-        def __init__(self):
-            self.mapped = []
-
-        def scheduler_info(self):
-            return {"workers": {"a": {"nthreads": 1}, "b": {"nthreads": 1}}}
-
-        def map(self, fn, groups, **kwargs):
-            self.mapped.append((fn, groups, kwargs))
-            return [object() for _ in groups]
-
-    client = Client()
-    files = _files([50_000 + (i * 7919) % 5_000 for i in range(2_000)])
-    futures = hygiene._submit(files, load_policy(), None, client)
-    [(fn, groups, kwargs)] = client.mapped
-    assert fn is process_files and kwargs["pure"] is False and kwargs["cache"] is None
-    assert len(futures) == len(groups) == 22  # 17 with the 1 MB floor (test above)
-    assert [f for g in groups for f in g] == files
-    assert all(sum(f.size for f in g) <= hygiene.MIN_DASK_BATCH_BYTES for g in groups[-4:])
-    assert hygiene._submit([], load_policy(), None, client) == []
+def test_a_batch_is_named_by_its_first_file():
+    files = _files([1, 2, 3])
+    assert label(files) == "f00000.txt and 2 more"
+    assert label(files[:1]) == "f00000.txt"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.checks import load_policy
+from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.process import process_file
@@ -56,44 +56,19 @@ def test_a_damaged_entry_is_recomputed(tmp_path, policy):
     assert not result.source.cached and len(result.records) == 2
 
 
-def test_entries_read_ahead_are_what_hits_returns_and_are_taken_once(tmp_path, policy):
+def test_hits_are_the_entries_of_unchanged_files_marked_as_cached(tmp_path, policy):
     from corpus_hygiene.incremental.run_key import hash_inputs
 
     found = discover(EXAMPLES, policy.max_file_bytes)
     hashes = hash_inputs(found)
     cache = FileCache(tmp_path / "cache")
-    written = {f.rel_path: process_file(f, policy, cache) for f in found.files}
-    asked = []
-    stop_at_fourth = lambda: asked.append(1) or len(asked) > 3  # noqa: E731  (asked before each file)
-    assert cache.read_ahead(found.files, hashes, policy.sha256, stop_at_fourth) == 3
-    assert cache.read_ahead(found.files[:3], hashes, policy.sha256) == 0  # already read: not again
-    for entry in cache.entries():
-        entry.write_bytes(b"not an entry")  # from here on, only what was read ahead can be a hit
+    written = {f.rel_path: process_file(f, policy, cache) for f in found.files[:3]}
     hits = cache.hits(found.files, hashes, policy.sha256)
-    assert sorted(hits) == sorted(f.rel_path for f in found.files[:3])
+    assert sorted(hits) == sorted(written)
     for path, result in hits.items():
         assert result.source.cached and result.records == written[path].records
-    assert cache.hits(found.files, hashes, policy.sha256) == {}  # taken: the next lookup reads the disk
-
-
-def test_missing_names_the_files_without_an_entry_without_reading_any(tmp_path, policy):
-    from corpus_hygiene.incremental.run_key import hash_inputs
-    from corpus_hygiene.ingest import discover
-
-    (tmp_path / "in").mkdir()
-    for name in ("a.txt", "b.txt"):
-        (tmp_path / "in" / name).write_text(f"ICLR 2026 Papers\n\n{name} is about {'words ' * 20}\n", "utf-8")
-    found = discover(tmp_path / "in", policy.max_file_bytes)
-    cache = FileCache(tmp_path / "cache")
-    process_file(found.files[0], policy, cache)
-    missing = cache.missing(found.files, hash_inputs(found), policy.sha256)
-    assert [f.rel_path for f in missing] == ["b.txt"]
-    (tmp_path / "in" / "a.txt").write_text("ICLR 2026 Papers\n\nchanged\n", "utf-8")
-    found = discover(tmp_path / "in", policy.max_file_bytes)
-    assert [f.rel_path for f in cache.missing(found.files, hash_inputs(found), policy.sha256)] == [
-        "a.txt",
-        "b.txt",
-    ]
+    changed = dict(hashes, **{found.files[0].rel_path: "0" * 64})
+    assert found.files[0].rel_path not in cache.hits(found.files, changed, policy.sha256)
 
 
 _text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)

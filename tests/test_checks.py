@@ -315,9 +315,8 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
 
     script = (
         "import sys\n"
-        "from corpus_hygiene.checks.gates import schema_failures, warm_up\n"
+        "from corpus_hygiene.checks.gates import schema_failures\n"
         "from corpus_hygiene.publish.dataset import rows_to_frame\n"
-        "warm_up()\n"
         "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine')}\n"
         "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"
         " 'detail': 'x', 'text_raw': None}], 'quarantine')\n"
@@ -330,14 +329,3 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
         "['quarantine.reason', 'quarantine.source_line']",
         "False",
     ]
-
-
-def test_the_gates_warm_up_validates_once_a_process(monkeypatch):
-    from corpus_hygiene.checks import gates
-
-    calls = []
-    monkeypatch.setattr(gates, "_warmed_up", False)
-    monkeypatch.setattr(gates, "schema_failures", lambda frames: calls.append(sorted(frames)) or [])
-    gates.warm_up()
-    gates.warm_up()
-    assert calls == [["duplicates", "quarantine", "records"]]

@@ -282,7 +282,14 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     tmp_path, monkeypatch
 ):
     from corpus_hygiene.dedup import near
-    from corpus_hygiene.incremental.pair_memo import PairMemo, index_key, load_memo, memo_path, save_memo, text_key
+    from corpus_hygiene.incremental.pair_memo import (
+        PairMemo,
+        index_key,
+        load_memo,
+        memo_path,
+        save_memo,
+        text_key,
+    )
 
     cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
     records = _corpus_with_near_copies()
@@ -318,8 +325,8 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
 def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
     """The same clean text can come with another language (detected on the raw text), so another
     estimate floor: it is searched again, and the candidates are those of a run without memo."""
-    from corpus_hygiene.incremental.pair_memo import PairMemo
     from corpus_hygiene.dedup.near import _candidates_with_memo
+    from corpus_hygiene.incremental.pair_memo import PairMemo
 
     cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5, min_candidate_jaccard_cjk=0.9)
     sig = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9]], dtype=np.uint32)
@@ -342,86 +349,6 @@ def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_
     path.write_bytes(b"not a zip file")
     assert load_memo(path).known == {}
     assert memo_path(tmp_path, DedupConfig(threshold=0.8)) != path
-
-
-@pytest.mark.parametrize("processes", [2, 3])
-def test_pairs_verified_by_forked_processes_give_the_same_duplicates_and_memo(monkeypatch, processes):
-    """Many pairs: forked processes verify them in advance (``verify_in_parallel``); the matches, and
-    what the memo keeps for the next run, are those of verifying as the walk goes."""
-    from corpus_hygiene.dedup import near
-    from corpus_hygiene.incremental.pair_memo import PairMemo
-
-    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
-    records = _corpus_with_near_copies()
-    plain_memo = PairMemo()
-    plain = _outcome(*deduplicate(records, cfg, plain_memo))
-    assert near.verify_in_parallel([r.text for r in records], [(1, 0)], cfg) == {}  # too few pairs
-
-    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
-    monkeypatch.setattr(near, "verify_processes", lambda: processes)
-    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)  # several chunks per process
-    texts = [r.text for r in records]
-    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
-    sims = near.verify_in_parallel(texts, pairs, cfg)
-    assert sims == {(j, i): near.verified_similarity(texts[j], texts[i], cfg) for j, i in pairs}
-    memo = PairMemo()
-    assert _outcome(*deduplicate(records, cfg, memo)) == plain
-    assert memo.used == plain_memo.used and _outcome(*deduplicate(records, cfg)) == plain
-
-
-def test_a_verifying_process_that_dies_costs_only_its_share(monkeypatch):
-    import os
-
-    from corpus_hygiene.dedup import near
-
-    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
-    records = _corpus_with_near_copies()
-    plain = _outcome(*deduplicate(records, cfg))
-    parent, real = os.getpid(), near.verified_similarity
-    texts = [r.text for r in records]
-    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
-    expected = {(j, i): real(texts[j], texts[i], cfg) for j, i in pairs}
-
-    def dies_when_forked(a, b, config):
-        if os.getpid() != parent:
-            os._exit(1)
-        return real(a, b, config)
-
-    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
-    monkeypatch.setattr(near, "verify_processes", lambda: 2)
-    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)  # the forked process has pairs to verify
-    monkeypatch.setattr(near, "verified_similarity", dies_when_forked)
-    assert near.verify_in_parallel(texts, pairs, cfg) == expected
-    assert _outcome(*deduplicate(records, cfg)) == plain
-
-
-def test_without_a_fork_this_process_verifies_every_share(monkeypatch):
-    from corpus_hygiene.dedup import near
-
-    class NoFork:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def submit(self, *args):
-            raise OSError(12, "Cannot allocate memory")
-
-    cfg = DedupConfig(min_candidate_jaccard=0.0, bands=64, rows=2)
-    texts = [r.text for r in _corpus_with_near_copies()]
-    pairs = [(j, i) for j in range(len(texts)) for i in range(j)]
-    monkeypatch.setattr(near, "PARALLEL_VERIFY_MIN_PAIRS", 1)
-    monkeypatch.setattr(near, "verify_processes", lambda: 3)
-    monkeypatch.setattr(near, "_SHARE_CHUNK", 2)
-    monkeypatch.setattr(near, "ProcessPoolExecutor", NoFork)
-    assert near.verify_in_parallel(texts, pairs, cfg) == {
-        (j, i): near.verified_similarity(texts[j], texts[i], cfg) for j, i in pairs
-    }
-    assert near._FORKED is None
 
 
 def test_text_keys_made_per_file_are_used_and_give_the_memo_the_same_pairs(monkeypatch):

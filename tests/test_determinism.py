@@ -1,9 +1,9 @@
 """The same inputs give byte-identical Parquet files, whatever the order files are processed in."""
 
-from corpus_hygiene.pipeline.assemble import assemble
-from corpus_hygiene.publish.dataset import publish, sha256_file
 from corpus_hygiene.ingest import discover
+from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
+from corpus_hygiene.publish.dataset import publish, sha256_file
 
 from .conftest import EXAMPLES
 

@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
-from corpus_hygiene.publish.dataset import verify_checksums
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
+from corpus_hygiene.publish.dataset import verify_checksums
 
 from .conftest import EXAMPLES, SEEDS, needs_seeds
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.slow
 ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 
@@ -134,22 +134,29 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     } == {k: v for k, v in after["outputs"].items() if k.endswith(".parquet")}
 
 
-def test_a_rerun_on_dask_workers_reads_the_cache_while_they_process_new_and_damaged_files(tmp_path):
+@pytest.fixture(scope="module")
+def dask_scheduler():
+    """A running Dask scheduler with two worker processes, as a user's cluster would be."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damaged_files(
+    tmp_path, dask_scheduler
+):
     corpus = tmp_path / "in"
     shutil.copytree(EXAMPLES, corpus)
     assert run_hygiene(corpus, tmp_path).returncode == 0
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
     damaged = sorted((tmp_path / ".clean.cache").glob("*.json.zst"))[0]
-    damaged.write_bytes(b"not an entry")  # read as a miss after the workers started: processed then
-    env = {**os.environ, "HYGIENE_CLUSTER_MIN_MB": "0"}  # a cluster however little is new
-    proc = subprocess.run(
-        [HYGIENE, "run", str(corpus), "--dataset-dir", str(tmp_path / "clean"), "--reports-dir",
-         str(tmp_path / "reports"), "--workers", "2"],
-        capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
+    damaged.write_bytes(b"not an entry")  # read as a miss: processed again
+    proc = run_hygiene(corpus, tmp_path, "--dask-address", dask_scheduler)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
-    assert "the local Dask workers closed to give back their memory" in proc.stdout + proc.stderr
+    assert f"Connecting to an existing Dask cluster at {dask_scheduler}" in proc.stdout + proc.stderr
+    assert "process_files: 2/2 files" in proc.stdout + proc.stderr  # the new one and the damaged one
     after = verify_checksums(tmp_path / "clean")
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
     assert metrics["files_from_cache"] == 8  # 9 entries, one damaged; and the new file
@@ -161,19 +168,28 @@ def test_a_rerun_on_dask_workers_reads_the_cache_while_they_process_new_and_dama
         assert after["outputs"][name]["sha256"] == whole[name]["sha256"], name
 
 
-def test_two_dask_workers_give_byte_identical_data(example_run, tmp_path):
-    out, _ = example_run
-    proc = run_hygiene(EXAMPLES, tmp_path, "--workers", "2", "--no-cache")
+def test_two_local_dask_workers_give_byte_identical_data(tmp_path):
+    from corpus_hygiene.flows.on_dask import CLUSTER_MIN_BYTES
+
+    corpus = tmp_path / "in"
+    copies = CLUSTER_MIN_BYTES // sum(f.stat().st_size for f in EXAMPLES.rglob("*") if f.is_file()) + 1
+    for i in range(copies):  # enough new input for a cluster to start
+        shutil.copytree(EXAMPLES, corpus / f"copy{i:03d}")
+    proc = run_hygiene(corpus, tmp_path / "two", "--workers", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
-    assert "the local Dask workers closed to give back their memory" in proc.stdout + proc.stderr
-    assert "dashboard" not in (proc.stdout + proc.stderr).lower()  # there is none (no bokeh): no dead link
-    # the batches are plain Dask tasks; the flow shows the stage as one task run, with its progress
-    assert "Task run 'process 9 files on Dask' - process_files: 9/9 files, 28 paragraphs" in proc.stderr
-    assert "Task run 'process f" not in proc.stderr  # no Prefect task run a batch
-    one, two = verify_checksums(out / "clean"), verify_checksums(tmp_path / "clean")
-    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
-        assert one["outputs"][name]["sha256"] == two["outputs"][name]["sha256"], name
+    both = proc.stdout + proc.stderr
+    assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
+    assert f"process_files: {9 * copies}/{9 * copies} files" in both
+    assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
+    assert "Task run 'process copy" not in both  # the batches are plain Dask tasks, not Prefect tasks
+    one = run_hygiene(corpus, tmp_path / "one", "--no-cache")
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert _parquet_checksums(tmp_path / "one" / "clean") == _parquet_checksums(tmp_path / "two" / "clean")
+
+
+def _parquet_checksums(dataset: Path) -> dict:
+    return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}
 
 
 def test_example_corpus_tables_hold_every_record_exactly_once(example_run):

@@ -3,11 +3,11 @@ writing fails, it still gives the gates' verdict and leaves publishing to write 
 
 import pytest
 
-from corpus_hygiene.pipeline.assemble import assemble
-from corpus_hygiene.publish.dataset import StagedVersion, sha256_file
-from corpus_hygiene.flows.hygiene import check_gates
+from corpus_hygiene.flows.hygiene import check_gates_and_stage
 from corpus_hygiene.ingest import discover
+from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
+from corpus_hygiene.publish.dataset import StagedVersion, sha256_file
 
 from .conftest import EXAMPLES
 
@@ -20,8 +20,8 @@ def asm(policy):
 
 def test_the_gates_stage_the_version_they_read(asm, policy, tmp_path):
     staged = StagedVersion(tmp_path / "clean", "run-1")
-    verdict = check_gates.fn(asm, policy, staged)
-    assert verdict == check_gates.fn(asm, policy) and all(g.passed for g in verdict)
+    verdict = check_gates_and_stage.fn(asm, policy, staged)
+    assert verdict == check_gates_and_stage.fn(asm, policy) and all(g.passed for g in verdict)
     version = staged.commit({})
     plain = StagedVersion(tmp_path / "plain", "run-1")
     for name, rows in asm.tables().items():
@@ -39,13 +39,13 @@ def test_a_failed_write_leaves_the_verdict_and_nothing_staged(asm, policy, tmp_p
         yield
 
     staged.write_slices = disk_full
-    assert check_gates.fn(asm, policy, staged) == check_gates.fn(asm, policy)
+    assert check_gates_and_stage.fn(asm, policy, staged) == check_gates_and_stage.fn(asm, policy)
     assert not staged.open and not staged.path.exists()
 
 
 def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_checks(policy, tmp_path):
-    from corpus_hygiene.incremental.file_cache import FileCache
     from corpus_hygiene.flows.hygiene import _checked_before
+    from corpus_hygiene.incremental.file_cache import FileCache
 
     cache = FileCache(tmp_path / "cache")
     found = discover(EXAMPLES, policy.max_file_bytes)
@@ -60,4 +60,6 @@ def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_check
     assert _checked_before(str(tmp_path / "cache"), again, policy) == {one.source_file}
     assert _checked_before(None, again, policy) == frozenset()
     # the gates' verdict is the same whatever they trust
-    assert check_gates.fn(again, policy, None, frozenset(listed)) == check_gates.fn(again, policy)
+    assert check_gates_and_stage.fn(again, policy, None, frozenset(listed)) == check_gates_and_stage.fn(
+        again, policy
+    )

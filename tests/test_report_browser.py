@@ -10,20 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.ingest import discover
-from corpus_hygiene.publish.metrics import build_metrics
+from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
+from corpus_hygiene.publish.metrics import build_metrics
 from corpus_hygiene.report import write_reports
 
 from .conftest import EXAMPLES
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Skipped on a developer machine without chromium; in CI (.ci/run installs it) a missing browser fails.
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("CI"),
-    reason="Debian's chromium is not installed (.ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None and not os.environ.get("CI"),
+        reason="Debian's chromium is not installed (.ci/run installs it)",
+    ),
+]
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_hygiene.publish.dataset import TABLES, write_slices
 from corpus_hygiene.pipeline.rows import RecordRows, column, to_arrow
+from corpus_hygiene.publish.dataset import TABLES, write_slices
 
 from .test_cache import file_results
 

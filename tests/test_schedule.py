@@ -1,78 +1,102 @@
-"""Schedules against a real local Prefect server on loopback (SQLite): `hygiene serve` registers a
-deployment with its cron schedule, one run is triggered and its outputs are opened; `prefect deploy`
-registers the deployment of prefect.yaml."""
+"""Schedules on Prefect's own server: `hygiene serve` without PREFECT_API_URL starts `prefect server
+start` as its child, fires its cron schedule, shows the run in the UI it prints, and stops the server
+when it stops; a scheduled (deployment) run publishes the same bytes as `hygiene run`; `prefect deploy`
+registers the deployment of prefect.yaml; `hygiene run` with PREFECT_API_URL runs on that server."""
 
-import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 
+from corpus_hygiene.flows.server import free_port
 from corpus_hygiene.publish.dataset import verify_checksums
 
 from .conftest import EXAMPLES, ROOT
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait(predicate, timeout: float, what: str):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        value = predicate()
-        if value:
+        if value := predicate():
             return value
         time.sleep(1)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def _metrics(reports: Path) -> dict | None:
-    """The run's metrics once written whole."""
-    try:
-        return json.loads(next(reports.glob("*.metrics.json")).read_text())
-    except (StopIteration, ValueError):
-        return None
-
-
 def _healthy(url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
         return False
+
+
+def _env(tmp_path: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    return dict(env, PREFECT_HOME=str(tmp_path / "prefect-home"), **extra)
+
+
+def _tables(dataset: Path) -> dict:
+    outputs = verify_checksums(dataset)["outputs"]
+    return {name: sha for name, sha in outputs.items() if name.endswith(".parquet")}
+
+
+def _hygiene_run(env: dict, out: Path) -> subprocess.CompletedProcess:
+    args = [str(BIN / "hygiene"), "run", str(EXAMPLES), "--dataset-dir", str(out / "clean"),
+            "--reports-dir", str(out / "reports")]  # fmt: skip
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_serve_starts_prefects_server_fires_its_schedule_and_stops_it(tmp_path):
+    out = tmp_path / "served"
+    log = tmp_path / "serve.log"
+    with log.open("w") as sink:
+        serve = subprocess.Popen(
+            [str(BIN / "hygiene"), "serve", str(EXAMPLES), "--cron", "* * * * *", "--name", "every-minute",
+             "--dataset-dir", str(out / "clean"), "--reports-dir", str(out / "reports")],
+            env=_env(tmp_path), stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        ui = _wait(
+            lambda: re.search(r"Prefect UI: (http://127\.0\.0\.1:\d+)", log.read_text()), 240, "the UI"
+        )
+        ui_url = ui.group(1)
+        assert httpx.get(ui_url, timeout=10).status_code == 200  # the UI itself, not a 404
+        _wait(lambda: (out / "clean" / "manifest.json").exists(), 300, "the scheduled run to publish")
+        runs = httpx.post(f"{ui_url}/api/flow_runs/filter", json={}, timeout=10).json()
+        scheduled = [r for r in runs if r["deployment_id"] and r["state_type"] in ("RUNNING", "COMPLETED")]
+        assert scheduled, runs  # the scheduled run is listed by the server serve started
+        deployment = httpx.get(f"{ui_url}/api/deployments/{scheduled[0]['deployment_id']}", timeout=10).json()
+        assert deployment["name"] == "every-minute"
+        served = _tables(out / "clean")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=120)
+    assert not _healthy(f"{ui_url}/api"), "Prefect's server outlived `hygiene serve`"
+    # a deployment run and `hygiene run` execute one code path: the same bytes
+    direct = _hygiene_run(_env(tmp_path), tmp_path / "direct")
+    assert direct.returncode == 0, direct.stderr[-3000:]
+    assert "View at" not in direct.stdout + direct.stderr  # no link to a server that has no UI
+    assert _tables(tmp_path / "direct" / "clean") == served
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = dict(
-        os.environ,
-        PREFECT_HOME=str(home),
-        PREFECT_SERVER_ANALYTICS_ENABLED="false",
-        PREFECT_SERVER_UI_ENABLED="false",
-    )
+    home = tmp_path_factory.mktemp("prefect")
+    url = f"http://127.0.0.1:{free_port()}/api"
+    env = _env(home, PREFECT_SERVER_ANALYTICS_ENABLED="false")
     proc = subprocess.Popen(
-        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", url.split(":")[-1][:-4]],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
     try:
         _wait(lambda: _healthy(url), 180, "the Prefect server")
         yield dict(env, PREFECT_API_URL=url)
@@ -87,52 +111,6 @@ def _prefect(env, *args, cwd=None):
     )
 
 
-def test_serve_registers_the_schedule_and_a_triggered_run_publishes(server, tmp_path):
-    out = tmp_path / "out"
-    serve = subprocess.Popen(
-        [
-            str(BIN / "hygiene"),
-            "serve",
-            str(EXAMPLES),
-            "--cron",
-            "0 3 * * *",
-            "--name",
-            "nightly-test",
-            "--dataset-dir",
-            str(out / "clean"),
-            "--reports-dir",
-            str(out / "reports"),
-        ],
-        env=server,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        inspect = _wait(
-            lambda: (
-                (r := _prefect(server, "deployment", "inspect", "corpus-hygiene/nightly-test")).returncode
-                == 0
-                and r.stdout
-            ),
-            120,
-            "the served deployment",
-        )
-        assert "0 3 * * *" in inspect
-        run = _prefect(server, "deployment", "run", "corpus-hygiene/nightly-test")
-        assert run.returncode == 0, run.stderr
-        _wait(lambda: (out / "clean" / "manifest.json").exists(), 240, "the triggered run to publish")
-        manifest = verify_checksums(out / "clean")
-        assert manifest["counts"]["kept"] == 18
-        # the report is written after the dataset is published: wait for it too (reading it the moment the
-        # manifest appeared failed now and then with StopIteration)
-        metrics = _wait(lambda: _metrics(out / "reports"), 60, "the triggered run's report")
-        assert metrics["outcome"] == "published"
-    finally:
-        os.killpg(serve.pid, signal.SIGTERM)
-        serve.wait(timeout=60)
-
-
 def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
     env = dict(server, CORPUS_HYGIENE_HOME=str(ROOT))
     pool = _prefect(env, "work-pool", "create", "corpus-hygiene", "--type", "process")
@@ -140,53 +118,13 @@ def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
     deploy = _prefect(env, "--no-prompt", "deploy", "--all", cwd=ROOT)
     assert deploy.returncode == 0, deploy.stdout[-2000:] + deploy.stderr[-2000:]
     inspect = _prefect(env, "deployment", "inspect", "corpus-hygiene/nightly")
-    assert (
-        inspect.returncode == 0
-        and "0 3 * * *" in inspect.stdout
-        and "flows/hygiene.py:hygiene_flow" in inspect.stdout
-    )
+    assert inspect.returncode == 0 and "0 3 * * *" in inspect.stdout
+    assert "flows/hygiene.py:hygiene_flow" in inspect.stdout
 
 
-def test_the_deployed_flow_runs_its_tasks_one_at_a_time():
-    """The flow `prefect deploy` runs (prefect.yaml's entrypoint) has its own task runner: one thread,
-    not Prefect's unbounded pool, where every batch of files ran at once under one GIL."""
-    import yaml
-    from prefect.flows import load_flow_from_entrypoint
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    [deployment] = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
-    path, name = deployment["entrypoint"].split(":")
-    deployed = load_flow_from_entrypoint(f"{ROOT / path}:{name}")
-    assert isinstance(deployed.task_runner, ThreadPoolTaskRunner)
-    assert deployed.task_runner._max_workers == 1  # (no public accessor)
-
-
-def test_a_rerun_against_the_long_lived_server_begins_its_new_files_before_the_flow(server, tmp_path):
-    """`hygiene run` with PREFECT_API_URL set: the CLI forks the new files' child before it imports the
-    flow, the flow's task takes its result, and the bytes are those of a run that reads no cache."""
-    import shutil
-
-    corpus = tmp_path / "in"
-    shutil.copytree(EXAMPLES, corpus)
-
-    def run(out: Path, *extra: str) -> subprocess.CompletedProcess:
-        args = [str(BIN / "hygiene"), "run", str(corpus), "--dataset-dir", str(out / "clean"),
-                "--reports-dir", str(out / "reports"), *extra]  # fmt: skip
-        return subprocess.run(args, env=server, capture_output=True, text=True, timeout=300)
-
-    assert run(tmp_path / "out").returncode == 0
-    (corpus / "zz_new.txt").write_text("ICLR 2026 Papers\n\n" + "A new abstract about graphs. " * 8, "utf-8")
-    proc = run(tmp_path / "out", "--workers", "2")
+def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
+    proc = _hygiene_run(server, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    if sys.platform == "linux" and (os.cpu_count() or 1) > 1:
-        assert "zz_new.txt (forked): begun by the CLI in a forked process while Prefect started" in (
-            proc.stdout + proc.stderr
-        )
-    assert "Starting temporary server" not in proc.stdout + proc.stderr  # the long-lived one served it
-    full = run(tmp_path / "full", "--no-cache")
-    assert full.returncode == 0, full.stderr[-3000:]
-
-    def parquet(out: Path) -> dict:
-        return {k: v for k, v in verify_checksums(out / "clean")["outputs"].items() if k.endswith(".parquet")}
-
-    assert parquet(tmp_path / "out") == parquet(tmp_path / "full")
+    assert "Starting temporary server" not in proc.stdout + proc.stderr
+    runs = httpx.post(f"{server['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=10).json()
+    assert any(r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED" for r in runs)

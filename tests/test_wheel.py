@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # builds and installs a wheel
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):

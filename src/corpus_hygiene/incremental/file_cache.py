@@ -151,17 +151,6 @@ class FileCache:
                 found[src.rel_path] = result
         return found
 
-    def missing(
-        self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str
-    ) -> list[SourceFile]:
-        """The files without an entry (by name only: nothing is read)."""
-        return [
-            src
-            for src in files
-            if not (sha := sha256_of.get(src.rel_path))
-            or not (self.folder / f"{self.key(src.rel_path, sha, policy_sha256)}{SUFFIX}").is_file()
-        ]
-
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
         return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}
 
