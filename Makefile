@@ -12,14 +12,14 @@ DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
 
-.PHONY: setup run test bench bench-e2e bench-workers bench-large bench-datatrove lint clean help
+.PHONY: setup run test test-fast bench bench-e2e bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
 	@echo "make test   set up and run the test suite"
 	@echo "make bench  run the benchmarks (needs ../shared)"
+	@echo "make test-fast   the tests that start no server, cluster or browser (pytest -m 'not slow')"
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
-	@echo "make bench-workers ABSTRACTS=100000 PAIRS=3   two workers against one, alternating full runs"
 	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
 	@echo "make lint   ruff"
@@ -29,8 +29,8 @@ help:
 	.tools/bin/pip install --quiet "uv==$(UV_VERSION)"
 
 # Bytecode is compiled at install: where PYTHONDONTWRITEBYTECODE is set (as on this machine) Python never
-# writes .pyc files, and every process (the CLI, Prefect's server, each Dask worker) compiled ~2,600
-# modules from source, ~5 s each time (cProfile of `hygiene run`: builtins.compile 5.2 s).
+# writes .pyc files, and every process (the CLI, Prefect's server, each Dask worker) would compile
+# thousands of modules from source on every start.
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --locked --compile-bytecode
 	$(VENV)/bin/python -m compileall -q src flows checks >/dev/null
@@ -49,7 +49,10 @@ test: setup
 	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: ran no test"; exit 0; fi; exit $$rc
 
-# Benchmarks read ../shared at run time; figures go to benchmarks/out/*.json. BENCH_MB sets corpus size.
+test-fast: setup
+	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# Benchmarks read ../shared at run time; figures go to benchmarks/results/*.json. BENCH_MB sets corpus size.
 BENCH_MB ?= 50
 bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_ingest --mb $(BENCH_MB)
@@ -59,8 +62,6 @@ bench: setup
 	$(VENV)/bin/python -m benchmarks.bench_report --records 100000
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 20000
 	$(VENV)/bin/python -m benchmarks.bench_fresh_memory --mb 512
-	$(VENV)/bin/python -m benchmarks.bench_lsh_shuffle --records 20000 --copies 5 --workers 2
-	$(VENV)/bin/python -m benchmarks.bench_task_cost --batches 40
 
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000
@@ -68,26 +69,15 @@ WORKERS ?= 1
 bench-e2e: setup
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
-# `--workers 2` against one: full runs alternating on one Prefect server, every pair's speedup and the
-# checksums of every run's outputs, and before each run a probe of the machine's two-core scaling (100k
-# abstracts, 3 pairs: 8-10 min).
-PAIRS ?= 3
-bench-workers: setup
-	$(VENV)/bin/python -m benchmarks.bench_workers --abstracts $(ABSTRACTS) --pairs $(PAIRS)
-
 # Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
-# end on one worker and on two, with a temporary Prefect server per run and with a long-lived one (full
-# run, unchanged re-run, 1% new files); two workers against one on 100k (3 alternating pairs); 1M
-# abstracts end to end on two workers. About two hours on 2 cores.
+# end, ad hoc and against a long-lived Prefect server, on one worker and on two; 1M on two. ~2 hours.
 bench-large: setup
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
 	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
-	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1 --server
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2 --server
-	$(VENV)/bin/python -m benchmarks.bench_workers --abstracts 100000 --pairs 3
-	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 1000000 --workers 2
+	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 1000000 --workers 2 --server
 
 # datatrove runs from a venv of its own (never in the product's): datatrove, spacy for its tokenizer.
 RECORDS ?= 100000

@@ -114,7 +114,6 @@ def main() -> int:
             "records": args.records,
             "signed_before": args.signed,
             "band_threads": near.band_threads(),
-            "verify_processes": near.verify_processes(),
             "planted_near_duplicates": planted,
             "found": len(matches),
             "seconds": round(secs, 1),

@@ -3,7 +3,7 @@
 Reads ../shared/seeds at run time (nothing copied into the project). Each copy of a seed file gets a
 copy number appended to every paragraph so copies are distinct records, not exact duplicates.
 Reports records/s and MB/s per stage (one process, one core), the assemble and publish times, and
-peak memory (max RSS). Results go to benchmarks/out/ingest.json.
+peak memory (max RSS). Results go to benchmarks/results/ingest.json.
 
     .venv/bin/python -m benchmarks.bench_ingest [--mb 50]
 """

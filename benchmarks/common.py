@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 SEEDS = SHARED / "seeds"
-OUT = ROOT / "benchmarks" / "out"
+OUT = ROOT / "benchmarks" / "results"
 
 
 def seed_files() -> list[tuple[str, list[str]]]:
