@@ -23,7 +23,7 @@ from prefect.utilities.annotations import quote
 
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import evaluate_gates
-from corpus_hygiene.flows.on_dask import process_on_dask, use_dask
+from corpus_hygiene.flows.on_dask import Progress, process_on_dask, use_dask
 from corpus_hygiene.flows.outcome import RunOutcome, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
@@ -101,9 +101,10 @@ def process_all(files, hashes, policy, cache_dir, workers, dask_address, timed) 
     if use_dask(todo, workers, dask_address):
         fresh = timed("process_files", process_on_dask, todo, policy, cache_dir, workers, dask_address)
     else:
-        fresh = []
+        fresh, progress = [], Progress(get_run_logger(), len(todo))
         for group in batches(todo):
             fresh += timed("process_files", process_batch, quote(group), policy, cache_dir, label(group))
+            progress.add(fresh[-len(group) :])
     done = cached | {r.source.source_file: r for r in fresh}
     return [done[f.rel_path] for f in files]
 

@@ -24,7 +24,6 @@ CLUSTER_MIN_BYTES = 4 << 20
 # Dask batches may be smaller than in-process ones: a Dask task costs a few ms, and short last batches
 # let the workers finish together.
 MIN_DASK_BATCH_BYTES = 256 << 10
-PROGRESS_SECONDS = 10.0
 # One thread a worker (the per-file work is pure Python under the GIL); no dashboard (bokeh is absent,
 # and a fixed port would clash between runs).
 CLUSTER_KWARGS = {
@@ -33,6 +32,27 @@ CLUSTER_KWARGS = {
     "dashboard_address": None,
     "scheduler_kwargs": {"dashboard": False, "dashboard_address": ":0"},
 }
+
+
+class Progress:
+    """The per-file stage's progress, logged as batches finish: every ``every`` seconds, and at the end."""
+
+    def __init__(self, logger, total_files: int, every: float = 10.0) -> None:
+        self.logger, self.total, self.every = logger, total_files, every
+        self.files = self.paragraphs = 0
+        self.start = self.last = time.perf_counter()
+
+    def add(self, batch: list) -> None:
+        self.files += len(batch)
+        self.paragraphs += sum(r.source.n_paragraphs for r in batch)
+        now = time.perf_counter()
+        if now - self.last >= self.every or self.files == self.total:
+            self.last = now
+            rate = self.paragraphs / max(now - self.start, 1e-9)
+            self.logger.info(
+                "process_files: %d/%d files, %d paragraphs, %.0f paragraphs/s",
+                self.files, self.total, self.paragraphs, rate,
+            )  # fmt: skip
 
 
 def use_dask(todo: list, workers: int, dask_address: str | None) -> bool:
@@ -68,7 +88,6 @@ def per_file_on_dask(files: list, policy, cache_dir: str | None) -> quote:
     from distributed import as_completed
     from prefect.context import FlowRunContext
 
-    logger = get_run_logger()
     cache = FileCache(cache_dir) if cache_dir else None
     client = FlowRunContext.get().task_runner.client
     threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
@@ -76,12 +95,8 @@ def per_file_on_dask(files: list, policy, cache_dir: str | None) -> quote:
     futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[list] = [[] for _ in futures]
-    start = last = time.perf_counter()
-    done_files = 0
+    progress = Progress(get_run_logger(), len(files))
     for future in as_completed(futures, loop=client.loop):
         results[index[future.key]] = batch = future.result()
-        done_files += len(batch)
-        if (now := time.perf_counter()) - last >= PROGRESS_SECONDS or done_files == len(files):
-            logger.info("process_files: %d/%d files (%.0f s)", done_files, len(files), now - start)
-            last = now
+        progress.add(batch)
     return quote([r for batch in results for r in batch])
