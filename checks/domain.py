@@ -30,7 +30,7 @@ ISO_639_1 = frozenset(
 
 # Python's \s (Unicode whitespace), spelled out: pandas gives a pattern with \s to Python's re, one
 # text at a time (RE2's \s is ASCII only); spelled out, pyarrow's RE2 runs it, with the same matches
-# (tested on every code point): 89k texts 0.14 s instead of 0.44.
+# (tested on every code point), about three times faster.
 UNICODE_SPACE = "\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 LATEX_RESIDUE = r"\\[A-Za-z]+|\$[^$" + UNICODE_SPACE + r"][^$]*\$|\\[%&${}]"
 MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"

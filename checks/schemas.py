@@ -13,9 +13,9 @@ import types
 
 def _no_dask_frames() -> None:
     """Tell pandera that dask is absent. Where dask is installed (prefect-dask installs it), pandera
-    imports dask.dataframe at a process's first validation, to accept dask frames too: 0.1-0.3 s more
-    in each process that validates (a fresh process's warm-ups 1.17-1.34 s against 1.02-1.06 s). No
-    table here is a dask frame. A process that imported pandera's dask types before keeps them."""
+    imports dask.dataframe at a process's first validation, to accept dask frames too, a cost paid in
+    every process that validates. No table here is a dask frame. A process that imported pandera's
+    dask types before keeps them."""
     if "pandera.typing.dask" not in sys.modules:
         absent = types.ModuleType("pandera.typing.dask", "dask not used with pandera here")
         absent.DASK_INSTALLED = False

@@ -182,7 +182,8 @@ def candidate_pairs(
 ) -> np.ndarray:
     """Every pair that shares at least one LSH band and whose MinHash estimate of the Jaccard reaches
     ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j. With ``fresh`` (a mask),
-    only the pairs with at least one fresh record: the others are known from an earlier run (memo.py).
+    only the pairs with at least one fresh record: the others are known from an earlier run
+    (``incremental/pair_memo.py``).
 
     Banded LSH by sort and group (DESIGN §5): per band, the records are sorted on the band's values
     and each run of equal values yields its pairs, which are filtered on their estimate at once; no
@@ -305,8 +306,8 @@ def _similarity(
 def _candidates_with_memo(
     matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, keys: list[bytes], memo: PairMemo
 ) -> np.ndarray:
-    """``candidate_pairs`` with the previous run's candidates reused (``memo.py`` says why that is exact):
-    the LSH search only looks for pairs with a text the previous run did not index."""
+    """``candidate_pairs`` with the previous run's candidates reused (``incremental/pair_memo.py`` says
+    why that is exact): the LSH search only looks for pairs with a text the previous run did not index."""
     n = len(keys)
     ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
     if not memo.indexed:
@@ -334,7 +335,7 @@ def find_near_duplicates(
 
     ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
     ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
-    ``memo`` holds the candidate pairs and similarities of an earlier run (``dedup/memo.py``), and
+    ``memo`` holds the candidate pairs and similarities of an earlier run (``incremental/pair_memo.py``), and
     receives this run's; ``text_keys[i]``, where given, is ``memo.text_key(texts[i])`` made earlier.
     """
     n = len(texts)

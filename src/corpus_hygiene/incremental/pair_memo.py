@@ -6,7 +6,7 @@ does ~1% of the pair work:
   candidates are the previous run's, and only pairs with a text it did not index are searched for
   (``near.candidate_pairs(..., fresh=...)``). This is what grows faster than the corpus: Chinese and
   Japanese abstracts share most of their characters, and their LSH bands collide by the million
-  (100k benchmark records: 5.4M band collisions, 87% between two CJK texts, for 6,062 candidates);
+  for a few thousand candidates (docs/design.md);
 - the **verified similarities**, so that a re-run verifies only the pairs it has not seen.
 
 Both are exact: the dedup result is the same with or without the memo (tested). Stored with the

@@ -53,8 +53,8 @@ def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
 
 def current_version(dataset_dir: Path | str, key: str) -> str | None:
     """The name of the published version when it was made from ``key`` and is intact; else None.
-    The key is compared first: the files are read for their checksums only when it matches (a run
-    with any change read the whole published dataset twice for nothing: 89 MB at 100k records)."""
+    The key is compared first: the files are read for their checksums only when it matches, so a run
+    with any change does not read the whole published dataset for nothing."""
     try:
         if load_manifest(dataset_dir).get("run_key") != key:
             return None

@@ -64,7 +64,7 @@ def assemble(
 ) -> Assembled:
     """Check, deduplicate across files and lay out the output tables, sorted by provenance.
 
-    ``memo``: near-duplicate similarities verified by an earlier run (``dedup/memo.py``)."""
+    ``memo``: near-duplicate similarities verified by an earlier run (``incremental/pair_memo.py``)."""
     policy = policy or load_policy()
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers

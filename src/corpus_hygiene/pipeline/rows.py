@@ -3,9 +3,8 @@
 The dataset's records table is the kept records (in provenance order) plus two columns the dedup step
 sets: ``dup_count`` and ``also_in``. ``RecordRows`` holds exactly that, and gives a column as a list
 (``column``), a range of rows as Arrow (``arrow``: column by column, for the Parquet file and the
-gates), and a row as a dict only when one is asked for (indexing, iteration). A dict for each of the
-400k benchmark corpus's 391,810 records took 2.3-2.8 s to build and its conversion to Arrow 1.9-2.2 s
-more; the same rows converted column by column from the records: 2.4-2.5 s (fresh processes, jemalloc).
+gates), and a row as a dict only when one is asked for (indexing, iteration): building a dict per
+record and converting the dicts to Arrow costs about twice the column-by-column conversion.
 """
 
 from __future__ import annotations
