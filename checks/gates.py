@@ -185,3 +185,18 @@ def evaluate_gates(
             else f"{len(schema)} contract violations: " + "; ".join(schema[:5]),
         ),
     ]
+
+
+def gate_and_stage(asm, policy: Policy, staged=None, checked_before: frozenset[str] = frozenset()):
+    """The gates over the assembled tables, a slice at a time, each slice also written to the ``staged``
+    version's Parquet file (``publish.dataset.staged_slices``). When writing fails, the staged version
+    is discarded and the gates read the rows alone (publishing then writes the tables)."""
+    from corpus_hygiene.publish.dataset import staged_slices
+
+    tables = asm.tables()
+    if staged is not None:
+        try:
+            return evaluate_gates(asm.counts, staged_slices(tables, staged), policy, checked_before)
+        except OSError:
+            staged.discard()
+    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before)

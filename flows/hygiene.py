@@ -22,7 +22,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from corpus_hygiene.checks import PolicyError, load_policy
-from corpus_hygiene.checks.gates import evaluate_gates
+from corpus_hygiene.checks.gates import gate_and_stage
 from corpus_hygiene.flows.on_dask import Progress, process_on_dask, use_dask
 from corpus_hygiene.flows.outcome import RunOutcome, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
@@ -34,7 +34,7 @@ from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
 from corpus_hygiene.publish.card import dataset_card, schema_json
 from corpus_hygiene.publish.changes import changes_since_previous
-from corpus_hygiene.publish.dataset import PublishError, StagedVersion, arrow_slices, publish
+from corpus_hygiene.publish.dataset import PublishError, StagedVersion, commit_or_publish, stage_version
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
@@ -50,22 +50,7 @@ def process_batch(files: list, policy, cache_dir: str | None, name: str) -> list
     return process_files(files, policy, FileCache(cache_dir) if cache_dir else None)
 
 
-@task(name="check_gates_and_stage", **NO_CACHE_TASK)
-def check_gates_and_stage(
-    asm, policy, staged: StagedVersion | None = None, checked_before: frozenset[str] = frozenset()
-) -> list:
-    """The gates, read a slice of each table at a time; each slice is also written to the new version's
-    Parquet file (``staged``), so the rows become Arrow once, not once for the gates and once to publish.
-    Without a staged version, or when writing fails, the gates alone (publishing writes the tables)."""
-    tables = asm.tables()
-    if staged is not None:
-        try:
-            frames = {name: staged.write_slices(name, rows) for name, rows in tables.items()}
-            return evaluate_gates(asm.counts, frames, policy, checked_before)
-        except OSError:
-            staged.discard()
-    frames = {name: arrow_slices(rows, name) for name, rows in tables.items()}
-    return evaluate_gates(asm.counts, frames, policy, checked_before)
+check_gates_and_stage = task(name="check_gates_and_stage", **NO_CACHE_TASK)(gate_and_stage)
 
 
 def _io_error(task, run, state) -> bool:
@@ -74,16 +59,9 @@ def _io_error(task, run, state) -> bool:
 
 @task(name="publish_dataset", retries=2, retry_delay_seconds=1, retry_condition_fn=_io_error, **NO_CACHE_TASK)
 def publish_dataset(dataset_dir: str, run_id: str, asm, metrics: dict, staged: StagedVersion | None) -> str:
-    """Commit the version the gates staged; without one (or on a retry), write it all from the rows."""
     extra = {"schema.json": schema_json(), "README.md": dataset_card(metrics)}
     manifest = manifest_from_metrics(metrics)
-    if staged is not None and staged.open:
-        try:
-            return str(staged.commit(manifest, extra_files=extra))
-        except OSError:
-            staged.discard()
-            raise
-    return str(publish(dataset_dir, run_id, asm.tables(), manifest, extra_files=extra))
+    return str(commit_or_publish(dataset_dir, run_id, asm.tables(), manifest, extra, staged))
 
 
 @task(name="write_report", **NO_CACHE_TASK)
@@ -163,8 +141,8 @@ def hygiene_flow(
     except (InputRootError, AccountingError, PolicyError) as exc:
         return failed(str(exc))
 
-    staged = _staging(dataset_dir, run_id)
-    checked = _checked_before(cache_dir, asm, policy)
+    staged = stage_version(dataset_dir, run_id)
+    checked = FileCache(cache_dir).checked_files(asm.sources, policy.sha256) if cache_dir else frozenset()
     gates = timed("gates", check_gates_and_stage, quote(asm), policy, quote(staged), quote(checked))
     metrics = build_metrics(
         run_id=run_id,
@@ -190,7 +168,8 @@ def hygiene_flow(
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
     if cache_dir:
-        _after_publish(cache_dir, asm, policy, memo_file, memo)
+        FileCache(cache_dir).after_publish(asm.sources, policy.sha256)
+        save_memo(memo_file, memo)
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))
     logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
@@ -202,32 +181,3 @@ def hygiene_flow(
     return Completed(
         message=message, data=RunOutcome(run_id, True, message, dataset_dir, page, c, summary_of(metrics))
     )
-
-
-def _staging(dataset_dir: str, run_id: str) -> StagedVersion | None:
-    try:
-        return StagedVersion(dataset_dir, run_id)
-    except (PublishError, OSError):  # the folder cannot take a new version: publishing says why, later
-        return None
-
-
-def _checked_before(cache_dir: str | None, asm, policy) -> frozenset[str]:
-    """The files read from the cache whose rows a published run validated (``FileCache.CHECKED``)."""
-    if not cache_dir:
-        return frozenset()
-    cache = FileCache(cache_dir)
-    checked = cache.contract_checked()
-    return frozenset(
-        s.source_file
-        for s in asm.sources
-        if s.cached and s.sha256 and cache.key(s.source_file, s.sha256, policy.sha256) in checked
-    )
-
-
-def _after_publish(cache_dir: str, asm, policy, memo_file, memo) -> None:
-    """Forget the entries of files gone or changed, mark this version's as validated, keep the memo."""
-    cache = FileCache(cache_dir)
-    keys = cache.keys_of(asm.sources, policy.sha256)
-    cache.prune(keys)
-    cache.set_contract_checked(keys)
-    save_memo(memo_file, memo)

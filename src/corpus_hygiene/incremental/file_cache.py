@@ -181,5 +181,20 @@ class FileCache:
         renamed into place."""
         _write_aside(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
 
+    def checked_files(self, sources: list[SourceReport], policy_sha256: str) -> frozenset[str]:
+        """The files read from this cache whose rows a published run validated (``CHECKED``)."""
+        checked = self.contract_checked()
+        return frozenset(
+            s.source_file
+            for s in sources
+            if s.cached and s.sha256 and self.key(s.source_file, s.sha256, policy_sha256) in checked
+        )
+
+    def after_publish(self, sources: list[SourceReport], policy_sha256: str) -> None:
+        """Forget the entries of files gone or changed; mark the published ones' rows as validated."""
+        keys = self.keys_of(sources, policy_sha256)
+        self.prune(keys)
+        self.set_contract_checked(keys)
+
     def entries(self) -> list[Path]:
         return sorted(self.folder.glob(f"*{SUFFIX}"))

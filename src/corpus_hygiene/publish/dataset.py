@@ -252,6 +252,40 @@ def publish(
     return staged.commit(manifest, checkpoint, extra_files)
 
 
+def stage_version(dataset_dir: Path | str, run_id: str) -> StagedVersion | None:
+    """A new version to stage, or None when the folder cannot take one (publishing says why, later)."""
+    try:
+        return StagedVersion(dataset_dir, run_id)
+    except (PublishError, OSError):
+        return None
+
+
+def staged_slices(tables: dict[str, Sequence[dict]], staged: StagedVersion | None) -> dict:
+    """Each table as Arrow slices for the gates to read; with ``staged``, each slice is also written to
+    the new version's Parquet file as it is read, so the rows become Arrow once, not twice."""
+    if staged is None:
+        return {name: arrow_slices(rows, name) for name, rows in tables.items()}
+    return {name: staged.write_slices(name, rows) for name, rows in tables.items()}
+
+
+def commit_or_publish(
+    dataset_dir: Path | str,
+    run_id: str,
+    tables: dict[str, Sequence[dict]],
+    manifest: dict,
+    extra_files: dict[str, str],
+    staged: StagedVersion | None,
+) -> Path:
+    """Commit the version the gates staged; without one (or on a retry), write it all from the rows."""
+    if staged is not None and staged.open:
+        try:
+            return staged.commit(manifest, extra_files=extra_files)
+        except OSError:
+            staged.discard()
+            raise
+    return publish(dataset_dir, run_id, tables, manifest, extra_files=extra_files)
+
+
 def _previous_name(versions: Path, current: Path) -> str | None:
     done = sorted(
         p.name

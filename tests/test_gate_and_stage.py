@@ -1,9 +1,10 @@
-"""The flow's gates step: it stages the new version's Parquet files from the slices it reads, and when
-writing fails, it still gives the gates' verdict and leaves publishing to write the tables again."""
+"""The gates step (checks/gates.py: gate_and_stage): it stages the new version's Parquet files from the
+slices it reads, and when writing fails, it still gives the gates' verdict and leaves publishing to
+write the tables again."""
 
 import pytest
 
-from corpus_hygiene.flows.hygiene import check_gates_and_stage
+from corpus_hygiene.checks.gates import gate_and_stage
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
@@ -20,8 +21,8 @@ def asm(policy):
 
 def test_the_gates_stage_the_version_they_read(asm, policy, tmp_path):
     staged = StagedVersion(tmp_path / "clean", "run-1")
-    verdict = check_gates_and_stage.fn(asm, policy, staged)
-    assert verdict == check_gates_and_stage.fn(asm, policy) and all(g.passed for g in verdict)
+    verdict = gate_and_stage(asm, policy, staged)
+    assert verdict == gate_and_stage(asm, policy) and all(g.passed for g in verdict)
     version = staged.commit({})
     plain = StagedVersion(tmp_path / "plain", "run-1")
     for name, rows in asm.tables().items():
@@ -39,27 +40,23 @@ def test_a_failed_write_leaves_the_verdict_and_nothing_staged(asm, policy, tmp_p
         yield
 
     staged.write_slices = disk_full
-    assert check_gates_and_stage.fn(asm, policy, staged) == check_gates_and_stage.fn(asm, policy)
+    assert gate_and_stage(asm, policy, staged) == gate_and_stage(asm, policy)
     assert not staged.open and not staged.path.exists()
 
 
 def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_checks(policy, tmp_path):
-    from corpus_hygiene.flows.hygiene import _checked_before
     from corpus_hygiene.incremental.file_cache import FileCache
 
     cache = FileCache(tmp_path / "cache")
     found = discover(EXAMPLES, policy.max_file_bytes)
     first = assemble([process_file(f, policy, cache) for f in found.files], found.refused, [], policy)
     cache.set_contract_checked(cache.keys_of(first.sources, policy.sha256))
-    assert _checked_before(str(tmp_path / "cache"), first, policy) == frozenset()  # none from the cache
+    assert cache.checked_files(first.sources, policy.sha256) == frozenset()  # none from the cache
     again = assemble([process_file(f, policy, cache) for f in found.files], found.refused, [], policy)
     listed = {s.source_file for s in again.sources if s.sha256}
-    assert len(listed) >= 8 and _checked_before(str(tmp_path / "cache"), again, policy) == listed
+    assert len(listed) >= 8 and cache.checked_files(again.sources, policy.sha256) == listed
     one = next(s for s in again.sources if s.source_file in listed)
     cache.set_contract_checked(cache.keys_of([one], policy.sha256))
-    assert _checked_before(str(tmp_path / "cache"), again, policy) == {one.source_file}
-    assert _checked_before(None, again, policy) == frozenset()
+    assert cache.checked_files(again.sources, policy.sha256) == {one.source_file}
     # the gates' verdict is the same whatever they trust
-    assert check_gates_and_stage.fn(again, policy, None, frozenset(listed)) == check_gates_and_stage.fn(
-        again, policy
-    )
+    assert gate_and_stage(again, policy, None, frozenset(listed)) == gate_and_stage(again, policy)
