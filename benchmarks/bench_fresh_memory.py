@@ -1,7 +1,6 @@
 """What a megabyte of new memory costs this machine: the first touch of memory the kernel had handed
 back to the host, against memory it reuses at once. Why a stage that grows its memory (the gates' first
-Arrow slice) ran slower inside a run than the same code in a warm benchmark process (docs/scaling.md,
-"Fresh memory").
+Arrow slice) can run slower inside a run than the same code in a warm benchmark process.
 
     .venv/bin/python -m benchmarks.bench_fresh_memory [--mb 512] [--pause 5] [--rounds 3]
 

@@ -14,8 +14,6 @@ EXAMPLES = ROOT / "examples" / "corpus"
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
-# the runs of the tests stop their Prefect server with them, as in CI (tests of the kept server set it)
-os.environ.setdefault("HYGIENE_SERVER_IDLE_MINUTES", "0")
 
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not present")
 
