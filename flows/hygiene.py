@@ -46,8 +46,8 @@ assemble_dataset = task(name="assemble_dataset", **NO_CACHE_TASK)(assemble)
 
 
 @task(name="process_files", task_run_name="process {name}", **NO_CACHE_TASK)
-def process_batch(files: list, policy, cache_dir: str | None, name: str) -> list:
-    return process_files(files, policy, FileCache(cache_dir) if cache_dir else None)
+def process_batch(files: list, policy, cache: FileCache | None, name: str) -> list:
+    return process_files(files, policy, cache)
 
 
 check_gates_and_stage = task(name="check_gates_and_stage", **NO_CACHE_TASK)(gate_and_stage)
@@ -71,18 +71,18 @@ def write_report(reports_dir: str, metrics: dict, asm) -> str:
     return str(page)
 
 
-def process_all(files, hashes, policy, cache_dir, workers, dask_address, timed) -> list:
+def process_all(files, hashes, policy, cache: FileCache | None, workers, dask_address, timed) -> list:
     """Every file's result, in ``files`` order: cache hits read here, the rest processed in batches."""
-    cache = FileCache(cache_dir) if cache_dir else None
     cached = timed("cache_lookup", cache.hits, files, hashes, policy.sha256) if cache else {}
     todo = [f for f in files if f.rel_path not in cached]
     if use_dask(todo, workers, dask_address):
-        fresh = timed("process_files", process_on_dask, todo, policy, cache_dir, workers, dask_address)
+        fresh = timed("process_files", process_on_dask, todo, policy, cache, workers, dask_address)
     else:
         fresh, progress = [], Progress(get_run_logger(), len(todo))
         for group in batches(todo):
-            fresh += timed("process_files", process_batch, quote(group), policy, cache_dir, label(group))
-            progress.add(fresh[-len(group) :])
+            batch = timed("process_files", process_batch, quote(group), policy, cache, label(group))
+            fresh += batch
+            progress.add(batch)
     done = cached | {r.source.source_file: r for r in fresh}
     return [done[f.rel_path] for f in files]
 
@@ -124,9 +124,9 @@ def hygiene_flow(
         if use_cache and (version := current_version(dataset_dir, run_key(discovery, hashes, policy))):
             message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"
             return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
-        cache_dir = str(cache_dir_for(dataset_dir)) if use_cache else None
-        results = process_all(discovery.files, hashes, policy, cache_dir, workers, dask_address, timed)
-        memo_file = memo_path(cache_dir, policy.dedup_config()) if cache_dir else None
+        cache = FileCache(cache_dir_for(dataset_dir)) if use_cache else None
+        results = process_all(discovery.files, hashes, policy, cache, workers, dask_address, timed)
+        memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
         memo = load_memo(memo_file) if memo_file else None
         asm = timed(
             "assemble",
@@ -142,7 +142,7 @@ def hygiene_flow(
         return failed(str(exc))
 
     staged = stage_version(dataset_dir, run_id)
-    checked = FileCache(cache_dir).checked_files(asm.sources, policy.sha256) if cache_dir else frozenset()
+    checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()
     gates = timed("gates", check_gates_and_stage, quote(asm), policy, quote(staged), quote(checked))
     metrics = build_metrics(
         run_id=run_id,
@@ -167,8 +167,8 @@ def hygiene_flow(
         )
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
-    if cache_dir:
-        FileCache(cache_dir).after_publish(asm.sources, policy.sha256)
+    if cache:
+        cache.after_publish(asm.sources, policy.sha256)
         save_memo(memo_file, memo)
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))

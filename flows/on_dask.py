@@ -66,7 +66,7 @@ def task_runner(workers: int, dask_address: str | None):
     import dask.config
     from prefect_dask import DaskTaskRunner
 
-    # the worker's 10 ms stack sampling feeds only a dashboard; it cost 5-10% of the per-file CPU
+    # the workers' stack sampling feeds only a dashboard, and takes CPU from the per-file work
     dask.config.set({"distributed.worker.profile.enabled": False, "distributed.dashboard.link": ""})
     logging.getLogger("distributed").setLevel(logging.WARNING)  # every cluster step logs at INFO
     if dask_address:
@@ -75,20 +75,19 @@ def task_runner(workers: int, dask_address: str | None):
 
 
 def process_on_dask(
-    files: list, policy, cache_dir: str | None, workers: int, dask_address: str | None
+    files: list, policy, cache: FileCache | None, workers: int, dask_address: str | None
 ) -> list:
     runner = task_runner(workers, dask_address)
-    return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache_dir).unwrap()
+    return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache).unwrap()
 
 
 @flow(name="per-file-on-dask", validate_parameters=False)
-def per_file_on_dask(files: list, policy, cache_dir: str | None) -> quote:
+def per_file_on_dask(files: list, policy, cache: FileCache | None) -> quote:
     """The results of ``files``, in order; progress logged as batches finish. Returned quoted: Prefect
-    otherwise walks every object of a flow's return value looking for futures (~8 s for 100k records)."""
+    otherwise walks every object of a flow's return value looking for futures."""
     from distributed import as_completed
     from prefect.context import FlowRunContext
 
-    cache = FileCache(cache_dir) if cache_dir else None
     client = FlowRunContext.get().task_runner.client
     threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
     groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)

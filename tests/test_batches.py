@@ -32,7 +32,8 @@ def test_batches_shrink_towards_the_end_so_that_workers_finish_together():
     sizes = [sum(f.size for f in b) for b in batches(files, 2, min_bytes=256 << 10)]
     assert sizes[-1] <= 256 << 10 < sizes[0]
     tail = sizes[len(sizes) // 2 :]
-    assert tail == sorted(tail, reverse=True) or all(s <= 300 << 10 for s in tail[-3:])
+    # each no larger than the one before, but near the floor (whole files of ~50 KB make up a batch)
+    assert all(b <= a or b <= (256 + 50) << 10 for a, b in zip(tail, tail[1:], strict=False))
 
 
 def test_a_batch_is_named_by_its_first_file():

@@ -107,11 +107,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     params = flow_parameters(args)
     log = Path(params["reports_dir"]) / "prefect-server.log"
     try:
-        with (
-            nullcontext(os.environ.get("PREFECT_API_URL"))
-            if os.environ.get("PREFECT_API_URL")
-            else (prefect_server(log)) as api_url
-        ):
+        given = os.environ.get("PREFECT_API_URL")  # the user's server, else Prefect's own as our child
+        with nullcontext(given) if given else prefect_server(log) as api_url:
             from corpus_hygiene.flows.hygiene import hygiene_flow
 
             print(f"Prefect UI: {api_url.removesuffix('/api')} (runs, logs, the reports' links)", flush=True)

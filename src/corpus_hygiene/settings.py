@@ -6,7 +6,8 @@ import os
 import sys
 
 # No telemetry (this machine has no internet, and a data tool should not phone home), and a start-up
-# timeout long enough for a fresh Prefect database on 2 cores (the 20 s default times out on a first run).
+# timeout long enough for a fresh Prefect database's migrations on a small machine (Prefect's default
+# times out on a first run).
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",

@@ -7,7 +7,7 @@ from corpus_hygiene.models import SourceFile
 
 BATCH_BYTES = 16 << 20  # at most: a batch's results are held by its worker until gathered
 BATCH_FILES = 256
-MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): ~1 s of work on one core
+MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): enough work to outweigh a task's cost
 
 
 def batches(
