@@ -17,6 +17,8 @@ from functools import lru_cache
 import pandas as pd
 import pandera.extensions as extensions
 
+from corpus_hygiene.clean.latex import latex_residue
+
 ISO_639_1 = frozenset(
     (
         "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy "
@@ -28,11 +30,6 @@ ISO_639_1 = frozenset(
     ).split()
 ) | {"und"}
 
-# Python's \s (Unicode whitespace), spelled out: pandas gives a pattern with \s to Python's re, one
-# text at a time (RE2's \s is ASCII only); spelled out, pyarrow's RE2 runs it, with the same matches
-# (tested on every code point), about three times faster.
-UNICODE_SPACE = "\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-LATEX_RESIDUE = r"\\[A-Za-z]+|\$[^$" + UNICODE_SPACE + r"][^$]*\$|\\[%&${}]"
 MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"
 INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
 _NOT_ALNUM = re.compile(r"[\W_]+")
@@ -95,6 +92,15 @@ def _placeholder_mask(
     return out.astype(bool)
 
 
+def has_latex_residue(text: pd.Series) -> pd.Series:
+    """True where ``clean.latex.latex_residue`` finds LaTeX: the cleaner's own rule for what is math.
+    Only texts with a backslash or a dollar (pyarrow's regex, vectorised) are read in Python."""
+    out = pd.Series(False, index=text.index)
+    maybe = text.str.contains(r"[\\$]", regex=True)
+    out[maybe] = text[maybe].map(lambda t: bool(latex_residue(t)))
+    return out.astype(bool)
+
+
 def _first(pattern: str, text: str) -> str:
     found = re.search(pattern, text)
     return found.group(0) if found else ""
@@ -132,8 +138,8 @@ RECORD_CHECKS: tuple[RecordCheck, ...] = (
     RecordCheck(
         "no_latex_residue",
         (),
-        lambda df: ~df["text"].str.contains(LATEX_RESIDUE, regex=True),
-        lambda r: f"LaTeX left after cleaning: {_first(LATEX_RESIDUE, r['text'])[:40]!r}",
+        lambda df: ~has_latex_residue(df["text"]),
+        lambda r: f"LaTeX left after cleaning: {latex_residue(r['text'])[:40]!r}",
     ),
     RecordCheck(
         "no_mojibake_residue",

@@ -31,9 +31,9 @@ from pandera.typing import Series  # noqa: E402
 from corpus_hygiene.checks.domain import (  # noqa: E402
     INVISIBLE,
     ISO_639_1,
-    LATEX_RESIDUE,
     MOJIBAKE_RESIDUE,
     RECORD_CHECKS,
+    has_latex_residue,
     register_with_pandera,
 )
 
@@ -62,7 +62,7 @@ class RecordsModel(pa.DataFrameModel):
 
     @pa.check("text", name="no_latex_residue")
     def _no_latex(cls, s: Series[str]) -> Series[bool]:
-        return ~s.str.contains(LATEX_RESIDUE, regex=True)
+        return ~has_latex_residue(s)
 
     @pa.check("text", name="no_mojibake_residue")
     def _no_mojibake(cls, s: Series[str]) -> Series[bool]:

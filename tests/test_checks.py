@@ -1,8 +1,6 @@
 """The quality contract: every named check passes and fails, routing, gates, the policy file."""
 
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import evaluate_gates, schema_failures
@@ -257,37 +255,6 @@ def test_checks_are_registered_with_pandera_by_name(policy):
     schema = record_checks_schema(policy.check_params())
     assert [c.name for c in schema.checks][:3] == ["not_placeholder", "text_length", "not_repetitive"]
     assert hasattr(pa.Check, "no_latex_residue")
-
-
-def test_the_spelled_out_whitespace_is_pythons_backslash_s_on_every_code_point():
-    import re
-    import sys
-
-    from corpus_hygiene.checks.domain import UNICODE_SPACE
-
-    spelled, python = re.compile(f"[{UNICODE_SPACE}]"), re.compile(r"\s")
-    chars = map(chr, range(sys.maxunicode + 1))
-    differ = [c for c in chars if bool(spelled.match(c)) != bool(python.match(c))]
-    assert differ == []
-
-
-_LATEX_AS_WRITTEN = r"\\[A-Za-z]+|\$[^$\s][^$]*\$|\\[%&${}]"  # the pattern with Python's \s
-
-
-@example("$\u3000x$")  # an ideographic space after the dollar: Python's \s, not RE2's
-@given(st.text(st.sampled_from(list("$\\{}%&ab 12") + ["\u3000", "\xa0", "\x0b", "\u2009", "\n", "数"])))
-def test_latex_residue_in_pyarrow_matches_what_python_re_matched(text):
-    import re
-
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from corpus_hygiene.checks.domain import LATEX_RESIDUE
-
-    expected = re.search(_LATEX_AS_WRITTEN, text) is not None
-    assert pc.match_substring_regex(pa.array([text]), LATEX_RESIDUE)[0].as_py() is expected  # RE2
-    assert bool(pd.Series([text], dtype="str").str.contains(LATEX_RESIDUE, regex=True)[0]) is expected
 
 
 def test_a_repeat_pandera_saw_is_reported_once_and_one_it_did_not_see_by_the_gates(policy):

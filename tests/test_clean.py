@@ -24,7 +24,11 @@ def _cases(name):
     ]
 
 
-ALL = [p for name in ("latex", "markdown", "pdf", "encoding", "must_not_change") for p in _cases(name)]
+ALL = [
+    p
+    for name in ("latex", "latex_words", "dollars", "markdown", "pdf", "encoding", "must_not_change")
+    for p in _cases(name)
+]
 
 
 @pytest.mark.parametrize("case", ALL)

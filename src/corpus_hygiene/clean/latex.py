@@ -4,9 +4,12 @@ What this adds to ``LatexNodes2Text().latex_to_text``:
 - **Which ``$`` is math.** A ``$`` opens inline math when it is not escaped and the next character is
   not a space; the span closes at the *next* unescaped ``$``, which must follow a non-space character
   and must not be followed by a digit. If the next ``$`` cannot close, the opener was a literal dollar
-  (a ``$`` can never appear inside inline math). So "paid between $20 and $50" has no math, and in
-  "priced at $10 per hour, with $\alpha$-entmax" only ``$\alpha$`` is. ``$$…$$``, ``\(…\)`` and
-  ``\[…\]`` are math too. Every other ``$`` is kept (pylatexenc would eat it and the next space).
+  (a ``$`` can never appear inside inline math). Prose between the two (three words, or a space after
+  an amount: "$2 and US$ 3") is no math unless it holds a math character (``\ ^ _ { } = < > |``).
+  So "paid between $20 and $50" has no math, and in "priced at $10 per hour, with $\alpha$-entmax"
+  only ``$\alpha$`` is. ``$$…$$``, ``\(…\)`` and ``\[…\]`` are math too. Every other ``$`` is kept
+  (pylatexenc would eat it and the next space). ``find_math_spans`` is the one rule: the
+  ``no_latex_residue`` check asks it too (``latex_residue``).
 - **Literal characters survive.** A bare ``%`` would start a comment and delete the rest of the line,
   ``&`` would become spaces, ``#`` and a ``~`` before a number ("~10x") would be mangled: outside math
   they are escaped before conversion. URLs (``\url``, ``\href`` and bare http links) are protected.
@@ -14,6 +17,29 @@ What this adds to ``LatexNodes2Text().latex_to_text``:
   one, else ``^(…)``/``_(…)``; ``^\circ`` is "°"; accents such as ``\widetilde{O}`` combine ("Õ");
   ``\frac{a}{b}`` is "a/b" (parenthesised when needed); spaces around operators are kept
   ("σ → 0", where pylatexenc gives "σ→0").
+- **Words are never dropped with their macro.** pylatexenc prints nothing for a macro it knows the
+  arguments of but has no text rule for (``\texttt{EXGRPO}``, ``\mbox{…}``, ``\textsf{…}``) and for
+  an operator glued to what follows (``\sum_i``). Here every macro follows one of these rules:
+
+  ============================================  =================================================
+  macro                                          becomes
+  ============================================  =================================================
+  text/font macros (``KEEP_ARGUMENT``: \texttt,   their argument, converted (nested macros, ``\_``,
+  \textsf, \textsc, \mbox, \text, \mathrm,       ``\&``, ``\#`` come out literal)
+  \mathbf, \operatorname, \underline, \emph,
+  \footnote, …)
+  \url{u} / \href{u}{text}                        ``u`` / ``text (u)``
+  \cite…, \ref, \eqref, \autoref, \cref,         nothing, with the space before them: a citation
+  \pageref, \label, \nocite (``DROPPED``)         key or label is not prose
+  \vspace, \hspace, \color, \begin, \end,        nothing: layout, not text
+  \includegraphics (``DROPPED``)
+  math operators and symbols (\sum, \int,        their Unicode or word form (∑, ∫, log, max), with
+  \log, \max, \alpha, …)                         their sub/superscripts (∑ᵢ)
+  a macro pylatexenc has a text rule for          pylatexenc's text (\textbf{x} → x, \S → §)
+  any other macro with arguments                  its arguments' text (``\method{EXGRPO}`` → EXGRPO)
+  any other macro without arguments               in math its name (``\argmax`` → argmax); in text
+                                                  nothing (``\ie``: a user's shorthand)
+  ============================================  =================================================
 
 >>> latex_to_unicode(r"$\Theta(\sigma^{-2})$ and DA$^{2}$ at 100\% in 360$^\circ$")
 'Θ(σ⁻²) and DA² at 100% in 360°'
@@ -113,12 +139,34 @@ def find_math_spans(text: str) -> list[tuple[int, int, str]]:
             and not text[j - 1].isspace()
             and not (currency_like and j + 1 < n and text[j + 1].isdigit())
         )
-        if opens and closes and content and not (_PROSE.search(content) and not _MATHY.search(content)):
+        # prose between two dollars ("$2 and US$ 3", "$10 to $20") is not math unless it has math in it
+        prose = _PROSE.search(content) or (currency_like and any(c.isspace() for c in content))
+        if opens and closes and content and not (prose and not _MATHY.search(content)):
             spans.append((i, j + 1, content))
             i = j + 1
         else:
             i += 1  # a literal dollar
     return spans
+
+
+_LEFT_COMMAND = re.compile(r"\\[A-Za-z]+|\\[%&${}]")
+
+
+def latex_residue(text: str) -> str:
+    """The first piece of LaTeX in ``text`` ("" when there is none): a ``\\command``, an escaped
+    character, or a math span as ``find_math_spans`` reads it. A ``$`` the cleaner keeps as a literal
+    is, by the same rule, never residue.
+
+    >>> latex_residue("costs $3 and $4 per million tokens"), latex_residue("a $x_i$ term")
+    ('', '$x_i$')
+    """
+    found = _LEFT_COMMAND.search(text)
+    if found:
+        return found.group(0)
+    if "$" in text or "\\" in text:
+        for start, end, _ in find_math_spans(text):
+            return text[start:end]
+    return ""
 
 
 # ---- math to Unicode ----------------------------------------------------------------------------
@@ -149,29 +197,21 @@ _ACCENTS = {  # combining characters; NFC later composes what has a precomposed 
     "acute": "\u0301",
     "grave": "\u0300",
 }
-_KEEP_ARG = {
-    "textbf",
-    "mathbf",
-    "mathrm",
-    "textnormal",
-    "text",
-    "textrm",
-    "mathit",
-    "textit",
-    "mathsf",
-    "textsf",
-    "texttt",
-    "mathtt",
-    "operatorname",
-    "boldsymbol",
-    "bm",
-    "emph",
-    "mbox",
-    "hbox",
-    "textup",
-    "mathnormal",
-    "pmb",
-}
+# Macros whose argument is prose or a name: it is kept, converted (the table in the module docstring).
+KEEP_ARGUMENT = frozenset(
+    (
+        "text textrm textsf texttt textsc textup textmd textbf textit textsl textnormal emph mbox hbox "
+        "underline uline mathrm mathit mathbf mathsf mathtt mathnormal operatorname boldsymbol bm pmb "
+        "footnote textsuperscript textsubscript"
+    ).split()
+)
+# Macros dropped with their arguments: citation keys, labels, layout (the module docstring's table).
+DROPPED = frozenset(
+    (
+        "cite citep citet citealp citealt citeauthor citeyear nocite ref eqref autoref cref Cref pageref "
+        "label vspace hspace color begin end includegraphics"
+    ).split()
+)
 _SIZING = {
     "left",
     "right",
@@ -263,6 +303,12 @@ def _converter() -> LatexNodes2Text:
 
 
 @lru_cache(maxsize=4096)
+def _has_text_rule(name: str) -> bool:
+    """pylatexenc knows what to print for ``\\name``."""
+    return _converter().latex_context.get_macro_spec(name) is not None
+
+
+@lru_cache(maxsize=4096)
 def _mandatory_args(name: str) -> int:
     spec = get_walker_context_db().get_macro_spec(name)
     return 0 if spec is None else getattr(spec.args_parser, "argspec", "").count("{")
@@ -316,19 +362,28 @@ def _math_pass(s: str) -> str:
             elif name == "sqrt":
                 arg, i = _take_arg(s, i)
                 out.append("√" + _wrap(math_to_unicode(arg)))
-            elif name in _KEEP_ARG:
+            elif name in KEEP_ARGUMENT:
                 arg, i = _take_arg(s, i)
                 out.append(_math_pass(arg))
             elif name in _SIZING:
                 continue
+            elif name.isalpha() and not _has_text_rule(name):
+                nargs = _mandatory_args(name)
+                if not nargs:
+                    out.append(name)  # \argmax, \softmax: an operator's name is its word
+                for _ in range(nargs):
+                    arg, i = _take_arg(s, i)
+                    out.append(_math_pass(arg))
             else:
                 out.append(m.group(0))
                 nargs = _mandatory_args(name) if name.isalpha() else 0
                 for _ in range(nargs):  # \mathbb{R}, \mathcal{O}: pylatexenc's own macros, args kept
                     arg, i = _take_arg(s, i)
                     out.append("{" + _math_pass(arg) + "}")
-                if name.isalpha() and not nargs and i < len(s) and s[i] == " ":
-                    out.append("{}")  # stop the macro from eating the space after it ("σ → 0")
+                if name.isalpha() and not nargs:
+                    # An empty group ends the macro's name: pylatexenc would otherwise take the space
+                    # after it ("σ → 0") or the Unicode sub/superscript glued to it (\sum + ᵢ).
+                    out.append("{}")
         else:
             out.append(ch)
             i += 1
@@ -336,7 +391,18 @@ def _math_pass(s: str) -> str:
 
 
 # ---- text mode ----------------------------------------------------------------------------------
-_DROPPED = re.compile(r"\s*\\(?:cite[a-z]*|ref|eqref|autoref|label|footnote)\{[^{}]*\}")  # with its space
+_DROPPED = re.compile(  # with the space or tie before it, its optional and mandatory arguments
+    r"([\s~]*)\\(?:"
+    + "|".join(sorted(DROPPED, key=len, reverse=True))
+    + r")\*?(?:\[[^\]]*\])*\{[^{}]*\}(?=(\w?))"
+)
+
+
+def _drop(m: re.Match) -> str:
+    """Nothing, or one space where the macro stood between two words ("then \\hspace{1em}more")."""
+    return " " if m.group(1) and m.group(2) else ""
+
+
 _URL_MACRO = re.compile(r"\\url\{([^{}]*)\}|\\href\{([^{}]*)\}\{([^{}]*)\}")
 _BARE_URL = re.compile(r"https?://[^\s{}\\<>\"]+[^\s{}\\<>\".,;:!?)\]]")
 _LITERAL = re.compile(r"(?<!\\)([%&#])|(?<!\\)~(?=\s*\d)|(?<=\s)~|(?<!\\)\$")
@@ -353,7 +419,7 @@ def latex_to_unicode(text: str) -> str:
             return shelf.put(m.group(1))
         return shelf.put(f"{m.group(3)} ({m.group(2)})")
 
-    text = _DROPPED.sub("", text)
+    text = _DROPPED.sub(_drop, text)
     text = _URL_MACRO.sub(url, text)
     text = _BARE_URL.sub(lambda m: shelf.put(m.group(0)), text)
     pieces, last = [], 0
@@ -392,13 +458,21 @@ def _text_mode(text: str) -> str:
         if m is None:  # a lone backslash at the very end: LaTeX prints nothing for it
             break
         name, k = m.group(1), m.end()
+        if name in KEEP_ARGUMENT or (name.isalpha() and not _has_text_rule(name)):
+            # its arguments' text (none for an unknown macro without arguments: ``\ie``)
+            nargs = max(_mandatory_args(name), 1 if name in KEEP_ARGUMENT else 0)
+            for _ in range(nargs):
+                arg, k = _take_arg(text, k)
+                out.append(_text_mode(arg))
+            while not nargs and k < len(text) and text[k] == "{":  # a user's macro: its braced arguments
+                arg, k = _take_arg(text, k)
+                out.append(_text_mode(arg))
+            i = k
+            continue
         if name in _ACCENT_MACROS:
             _, k = _take_arg(text, k)  # \"o, \"{o}, \v{s}
         elif name.isalpha():
-            nargs = _mandatory_args(name)
-            for _ in range(nargs):
-                _, k = _take_arg(text, k)
-            while not nargs and k < len(text) and text[k] == "{":  # unknown macro: its braced arguments
+            for _ in range(_mandatory_args(name)):
                 _, k = _take_arg(text, k)
         out.append(_pylatexenc(text[j:k]))
         i = k
