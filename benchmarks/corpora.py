@@ -71,8 +71,9 @@ def _tibkat() -> list[str]:
     return [json.loads(line)["abstract"] for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def load_pools(include_markup: bool = False) -> dict[str, list[str]]:
-    raw = {
+def load_all() -> dict[str, list[str]]:
+    """Every text of every corpus, by language, as stored (markup, repeats and odd lengths included)."""
+    return {
         "en": _jsonl_sentences("scitldr", "source") + _jsonl_sentences("csabstruct", "sentences"),
         "zh": _csl(),
         "ja": _jp(),
@@ -81,8 +82,11 @@ def load_pools(include_markup: bool = False) -> dict[str, list[str]]:
         "pt": _scielo("pt"),
         "de": _tibkat(),
     }
+
+
+def load_pools(include_markup: bool = False) -> dict[str, list[str]]:
     pools = {}
-    for lang, texts in raw.items():
+    for lang, texts in load_all().items():
         lo, hi = (80, 1100) if lang in _CJK else (350, 2000)
         seen, keep = set(), []
         for t in texts:

@@ -14,6 +14,18 @@ from pathlib import Path
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
 
 
+QUALITY_LIMITS = (
+    "min_words",
+    "min_mean_word_length",
+    "max_mean_word_length",
+    "min_alpha_share",
+    "min_stopword_share",
+    "max_repeated_ngram_share",
+    "max_urls",
+)
+CONTACT_ACTIONS = ("keep", "mask", "quarantine")
+
+
 class PolicyError(Exception):
     """The policy file is missing a value or has one of the wrong type."""
 
@@ -29,6 +41,9 @@ class Policy:
     checks: dict = field(default_factory=dict)  # [checks] table
     gates: dict = field(default_factory=dict)  # [gates] table
     stream_above_bytes: int = 64 << 20  # larger files are read in batches, never whole
+    max_lost_words: int = 0  # words cleaning may remove that were not markup (clean/loss.py)
+    quality: dict = field(default_factory=dict)  # [quality] table: limits on signals.py's signals
+    contacts: str = "keep"  # e-mails and phone numbers in a text: keep, mask or quarantine
 
     def file_limit(self, max_file_mb: float | None = None) -> int:
         """Largest file read, in bytes: ``max_file_mb`` (the command line's) when given, else the policy's."""
@@ -41,7 +56,14 @@ class Policy:
 
     def check_params(self) -> dict:
         """Every value a record check may read, by name."""
-        params = dict(self.checks, min_chars=self.min_chars, max_chars=self.max_chars)
+        params = dict(
+            self.checks,
+            **self.quality,
+            min_chars=self.min_chars,
+            max_chars=self.max_chars,
+            max_lost_words=self.max_lost_words,
+            contacts=self.contacts,
+        )
         params["placeholders"] = frozenset(p.casefold() for p in self.checks.get("placeholders", ()))
         return params
 
@@ -64,6 +86,9 @@ def load_policy(path: Path | str | None = None) -> Policy:
             checks=dict(data["checks"]),
             gates=dict(data["gates"]),
             stream_above_bytes=int(float(data["ingest"].get("stream_above_mb", 64)) * 1024 * 1024),
+            max_lost_words=int(data["record"]["max_lost_words"]),
+            quality={key: float(data["quality"][key]) for key in QUALITY_LIMITS},
+            contacts=str(data["contacts"]["action"]),
         )
         for key in (
             "year_min",
@@ -81,6 +106,11 @@ def load_policy(path: Path | str | None = None) -> Policy:
             f"policy file {policy_path} is invalid ({type(exc).__name__}: {exc}); "
             f"compare with {DEFAULT_POLICY_PATH}"
         ) from exc
+    if policy.contacts not in CONTACT_ACTIONS:
+        raise PolicyError(
+            f"policy file {policy_path}: contacts.action is {policy.contacts!r}; "
+            f"use one of {', '.join(CONTACT_ACTIONS)}"
+        )
     if not 0 < policy.min_chars < policy.max_chars:
         raise PolicyError(f"policy file {policy_path}: need 0 < record.min_chars < record.max_chars")
     try:

@@ -106,7 +106,22 @@ def _first(pattern: str, text: str) -> str:
     return found.group(0) if found else ""
 
 
+# Chinese and Japanese count characters as words: a mean word length says nothing there.
+CHARACTER_WORD_LANGUAGES = ("zh", "ja")
+
+
+def _lost(r) -> str:
+    words = ", ".join(r["lost_words"][:8]) + (", …" if len(r["lost_words"]) > 8 else "")
+    return f"cleaning removed {len(r['lost_words'])} words that were not markup ({words})"
+
+
 RECORD_CHECKS: tuple[RecordCheck, ...] = (
+    RecordCheck(
+        "text_lost",
+        ("max_lost_words",),
+        lambda df, max_lost_words: df["lost_words"].map(len) <= max_lost_words,
+        lambda r, max_lost_words: f"{_lost(r)}; the policy allows {max_lost_words}",
+    ),
     RecordCheck(
         "not_placeholder",
         ("placeholders", "placeholder_max_chars"),
@@ -133,6 +148,69 @@ RECORD_CHECKS: tuple[RecordCheck, ...] = (
         ),
         lambda r, min_distinct_word_ratio, **_: (
             f"under {min_distinct_word_ratio:.0%} of its words are distinct: repeated filler, not an abstract"
+        ),
+    ),
+    RecordCheck(
+        "word_count",
+        ("min_words",),
+        lambda df, min_words: df["n_words"] >= min_words,
+        lambda r, min_words: f"{r['n_words']} words; the policy asks for at least {min_words:g}",
+    ),
+    RecordCheck(
+        "mean_word_length",
+        ("min_mean_word_length", "max_mean_word_length"),
+        lambda df, min_mean_word_length, max_mean_word_length: (
+            df["lang"].isin(CHARACTER_WORD_LANGUAGES)
+            | df["mean_word_length"].between(min_mean_word_length, max_mean_word_length)
+        ),
+        lambda r, min_mean_word_length, max_mean_word_length: (
+            f"words of {r['mean_word_length']:.1f} characters on average; the policy allows "
+            f"{min_mean_word_length:g} to {max_mean_word_length:g}"
+        ),
+    ),
+    RecordCheck(
+        "alpha_share",
+        ("min_alpha_share",),
+        lambda df, min_alpha_share: df["alpha_share"] >= min_alpha_share,
+        lambda r, min_alpha_share: (
+            f"{r['alpha_share']:.0%} of its characters are letters; the policy asks for {min_alpha_share:.0%}"
+        ),
+    ),
+    RecordCheck(
+        "stopword_share",
+        ("min_stopword_share",),
+        lambda df, min_stopword_share: (df["stopword_share"] >= min_stopword_share).fillna(True).astype(bool),
+        lambda r, min_stopword_share: (
+            f"{r['stopword_share']:.0%} of its words are common {r['lang']!r} words (terms or code, "
+            f"not prose); the policy asks for {min_stopword_share:.0%}"
+        ),
+    ),
+    RecordCheck(
+        "repeated_ngrams",
+        ("max_repeated_ngram_share",),
+        lambda df, max_repeated_ngram_share: df["repeated_ngram_share"] <= max_repeated_ngram_share,
+        lambda r, max_repeated_ngram_share: (
+            f"{r['repeated_ngram_share']:.0%} of its words are repeats of one phrase; the policy allows "
+            f"{max_repeated_ngram_share:.0%}"
+        ),
+    ),
+    RecordCheck(
+        "url_count",
+        ("max_urls",),
+        lambda df, max_urls: df["n_urls"] <= max_urls,
+        lambda r, max_urls: f"{r['n_urls']} links; the policy allows {max_urls:g}",
+    ),
+    RecordCheck(
+        "contact_details",
+        ("contacts",),
+        lambda df, contacts: (
+            df["pii"].map(lambda pii: not any(pii.values())).astype(bool)
+            if contacts == "quarantine"
+            else pd.Series(True, index=df.index)
+        ),
+        lambda r, **_: (
+            f"contact details in the text ({r['pii']['email']} e-mail addresses, {r['pii']['phone']} phone "
+            "numbers); the policy quarantines them"
         ),
     ),
     RecordCheck(

@@ -11,7 +11,22 @@ from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
 from corpus_hygiene.checks.schemas import record_checks_schema
 
-CANDIDATE_COLUMNS = ("text", "lang", "year", "venue", "header_label", "n_chars")
+CANDIDATE_COLUMNS = (
+    "text",
+    "lang",
+    "year",
+    "venue",
+    "header_label",
+    "n_chars",
+    "lost_words",
+    "n_words",
+    "mean_word_length",
+    "alpha_share",
+    "stopword_share",
+    "repeated_ngram_share",
+    "n_urls",
+    "pii",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +40,7 @@ def candidate_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame({c: [r[c] for r in rows] for c in CANDIDATE_COLUMNS})
     frame["year"] = frame["year"].astype("Int32")
     frame["n_chars"] = frame["n_chars"].astype("int64")
+    frame["stopword_share"] = frame["stopword_share"].astype("Float64")  # null: no list for the language
     return frame
 
 

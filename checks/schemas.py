@@ -1,4 +1,4 @@
-"""pandera models of the output contract (schema version 1), and the record-checks schema.
+"""pandera models of the output contract (publish.dataset.SCHEMA_VERSION), and the record-checks schema.
 
 The three table models describe what ``records.parquet``, ``duplicates.parquet`` and
 ``quarantine.parquet`` hold; ``record_checks_schema(policy)`` is the DataFrame-level schema of named
@@ -56,7 +56,14 @@ class RecordsModel(pa.DataFrameModel):
     lang_confidence: Series[float] = pa.Field(ge=0.0, le=1.0)
     n_chars: Series[pd.Int32Dtype] = pa.Field(ge=1)
     n_words: Series[pd.Int32Dtype] = pa.Field(ge=0)
+    mean_word_length: Series[float] = pa.Field(ge=0.0)
+    alpha_share: Series[float] = pa.Field(ge=0.0, le=1.0)
+    stopword_share: Series[float] = pa.Field(nullable=True, ge=0.0, le=1.0)
+    repeated_ngram_share: Series[float] = pa.Field(ge=0.0, le=1.0)
+    n_urls: Series[pd.Int32Dtype] = pa.Field(ge=0)
+    pii: Series[object]
     fixes: Series[object]
+    lost_words: Series[object]
     dup_count: Series[pd.Int32Dtype] = pa.Field(ge=0)
     also_in: Series[object]
 

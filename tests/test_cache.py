@@ -29,14 +29,16 @@ def test_second_run_is_served_from_the_cache_with_equal_results(tmp_path, policy
 def test_a_changed_file_or_policy_is_a_miss_and_prune_drops_the_rest(tmp_path, policy):
     (tmp_path / "in").mkdir()
     src_path = tmp_path / "in" / "a.txt"
-    src_path.write_text("ICLR 2026 Papers\n\n" + "An abstract about caching results of unchanged files. " * 3)
+    src_path.write_text(
+        "ICLR 2026 Papers\n\nAn abstract about caching the results of unchanged files for a re-run."
+    )
     cache = FileCache(tmp_path / "cache")
     (src,) = discover(tmp_path / "in", policy.max_file_bytes).files
     process_file(src, policy, cache)
     assert process_file(src, policy, cache).source.cached
     assert not process_file(src, replace(policy, sha256="0" * 64), cache).source.cached
     src_path.write_text(
-        "ICLR 2026 Papers\n\n" + "A changed abstract about caching the results of files. " * 3
+        "ICLR 2026 Papers\n\nA changed abstract about caching the results of files nobody touched since."
     )
     (src,) = discover(tmp_path / "in", policy.max_file_bytes).files
     result = process_file(src, policy, cache)
@@ -97,6 +99,14 @@ def file_results(draw):
                 fixes=tuple(draw(st.lists(st.sampled_from(["mojibake", "latex", "markdown"]), max_size=3))),
                 record_id=draw(st.text("0123456789abcdef", min_size=32, max_size=32)),
                 n_words=draw(st.integers(0, 500)),
+                mean_word_length=draw(st.floats(0, 20)),
+                alpha_share=draw(st.floats(0, 1)),
+                stopword_share=draw(st.one_of(st.none(), st.floats(0, 1))),
+                repeated_ngram_share=draw(st.floats(0, 1)),
+                n_urls=draw(st.integers(0, 9)),
+                n_emails=draw(st.integers(0, 9)),
+                n_phones=draw(st.integers(0, 9)),
+                lost_words=tuple(draw(st.lists(_text, max_size=2))),
                 signature=draw(st.binary(min_size=8, max_size=8)),
                 text_key=draw(st.binary(min_size=16, max_size=16)),
             )

@@ -52,7 +52,7 @@ def test_validate_accepts_a_published_dataset(tmp_path, capsys):
     publish(tmp_path / "clean", "run-1", _tables(2), {"counts": {"kept": 2}})
     assert main(["validate", str(tmp_path / "clean")]) == 0
     assert (
-        "run run-1, schema v1, 2 records; checksums match the manifest; every contract check passes"
+        "run run-1, schema v2, 2 records; checksums match the manifest; every contract check passes"
         in capsys.readouterr().out
     )
 

@@ -12,6 +12,8 @@ import pytest
 
 from corpus_hygiene.publish.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
 
+from .conftest import signal_columns
+
 STEPS = [
     "wrote records",
     "wrote duplicates",
@@ -38,7 +40,7 @@ def _record(i: int, text: str = "An abstract") -> dict:
         "lang": "en",
         "lang_confidence": 0.99,
         "n_chars": len(text),
-        "n_words": len(text.split()),
+        **signal_columns(text),
         "fixes": ["whitespace"],
         "dup_count": 0,
         "also_in": [],
@@ -68,7 +70,7 @@ def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_pat
         "records.parquet",
     ]
     manifest = verify_checksums(target)
-    assert manifest["run_id"] == "run-1" and manifest["schema_version"] == 1
+    assert manifest["run_id"] == "run-1" and manifest["schema_version"] == 2
     assert manifest["outputs"]["records.parquet"]["rows"] == 3
     frame = read_dataset(target)
     assert list(frame["text"]) == ["An abstract 0", "An abstract 1", "An abstract 2"]
@@ -138,8 +140,8 @@ KILLER = textwrap.dedent(
     """
     import os, signal, sys
     from corpus_hygiene.publish.dataset import publish
-    sys.path.insert(0, {tests!r})
-    from test_dataset import _tables
+    sys.path.insert(0, {root!r})
+    from tests.test_dataset import _tables
     target, step, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     def checkpoint(name):
         if name == step:
@@ -154,7 +156,7 @@ KILLER = textwrap.dedent(
 
 def _run_killer(tmp_path, target, step, n=20, kill_after=None):
     script = tmp_path / "killer.py"
-    script.write_text(KILLER.format(tests=os.path.dirname(__file__)))
+    script.write_text(KILLER.format(root=os.path.dirname(os.path.dirname(__file__))))
     proc = subprocess.Popen([sys.executable, str(script), str(target), step, str(n)])
     if kill_after is not None:
         time.sleep(kill_after)

@@ -18,9 +18,16 @@ SCHEMA = TABLES["records"]
 
 
 def _as_dict(rec, also):
-    """A records-table row as the dataset contract describes it: every schema column, four of them made
+    """A records-table row as the dataset contract describes it: every schema column, six of them made
     from the record, the others its fields."""
-    made = {"n_chars": len(rec.text), "fixes": list(rec.fixes), "dup_count": len(also), "also_in": list(also)}
+    made = {
+        "n_chars": len(rec.text),
+        "pii": {"email": rec.n_emails, "phone": rec.n_phones},
+        "fixes": list(rec.fixes),
+        "lost_words": list(rec.lost_words),
+        "dup_count": len(also),
+        "also_in": list(also),
+    }
     return {f.name: made[f.name] if f.name in made else getattr(rec, f.name) for f in SCHEMA}
 
 

@@ -55,6 +55,7 @@ class Paragraph:
 class Cleaned:
     text: str
     fixes: tuple[str, ...]  # the fixes that changed the text, in the order applied
+    lost: tuple[str, ...] = ()  # words cleaning removed that were not markup (clean.loss)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,16 @@ class Record:
     lang_confidence: float
     fixes: tuple[str, ...]
     record_id: str  # dedup.keys.record_id of the exact-duplicate key (the key itself is not kept)
-    n_words: int = 0  # process.count_words of the text
+    # signals.signals_of the text: the quality signals the policy's [quality] limits read
+    n_words: int = 0
+    mean_word_length: float = 0.0
+    alpha_share: float = 0.0
+    stopword_share: float | None = None
+    repeated_ngram_share: float = 0.0
+    n_urls: int = 0
+    n_emails: int = 0
+    n_phones: int = 0
+    lost_words: tuple[str, ...] = ()  # clean.loss: words cleaning removed that were not markup
     signature: bytes = b""  # MinHash of the LSH shingles (uint32 little-endian), when computed per file
     text_key: bytes = b""  # dedup.memo.text_key of the text (the memo's name for it), computed with it
 

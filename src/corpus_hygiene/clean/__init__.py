@@ -7,6 +7,8 @@ Order (each step relies on the ones before it):
 4. pdf        soft hyphens, words split at line ends, letter-spaced words (needs the language)
 5. normalise  NFC, invisible characters removed, whitespace collapsed (last: earlier steps see the
               original line breaks)
+Then the loss guard (``loss.lost_words``): words of the repaired text that steps 2–5 removed although
+they were not markup are kept in ``Cleaned.lost`` and flagged with ``dropped_text`` in ``fixes``.
 """
 
 from __future__ import annotations
@@ -15,29 +17,11 @@ import re
 
 from corpus_hygiene.clean.encoding import may_need_encoding_repair, repair_encoding
 from corpus_hygiene.clean.latex import latex_to_unicode, may_contain_latex
+from corpus_hygiene.clean.loss import lost_words
 from corpus_hygiene.clean.markdown import strip_emphasis
 from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible_chars, to_nfc
 from corpus_hygiene.clean.pdf import join_letter_spacing, join_split_words, remove_soft_hyphens
 from corpus_hygiene.models import Cleaned
-
-FIX_ORDER = (
-    "mojibake",
-    "html_entities",
-    "c1_controls",
-    "ligatures",
-    "control_chars",
-    "terminal_escapes",
-    "surrogates",
-    "latex",
-    "markdown",
-    "soft_hyphens",
-    "dehyphenation",
-    "letter_spacing",
-    "unicode_nfc",
-    "invisible_chars",
-    "whitespace",
-)
-
 
 _MARKUP_LEFT = re.compile(r"[\\$`*_]")
 
@@ -52,22 +36,26 @@ def clean_text(text: str, lang: str | None = "en") -> Cleaned:
     >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").fixes
     ('mojibake', 'latex', 'dehyphenation', 'whitespace')
     """
-    cleaned = _clean_once(text, lang)
+    cleaned, repaired = _clean_once(text, lang)
     # Malformed markup can turn into new markup ("$\\{" → "${", "_`_`" → "``"), and removing a
     # control character can complete a mojibake sequence. Where such characters are left, run
     # again until nothing changes, so cleaning is idempotent; clean text rarely has any.
     for _ in range(3):
         if not (_MARKUP_LEFT.search(cleaned.text) or may_need_encoding_repair(cleaned.text)):
             break
-        again = _clean_once(cleaned.text, lang)
+        again, _ = _clean_once(cleaned.text, lang)
         if again.text == cleaned.text:
             break
         fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)
         cleaned = Cleaned(text=again.text, fixes=fixes)
+    lost = lost_words(repaired, cleaned.text)
+    if lost:
+        return Cleaned(text=cleaned.text, fixes=(*cleaned.fixes, "dropped_text"), lost=lost)
     return cleaned
 
 
-def _clean_once(text: str, lang: str | None) -> Cleaned:
+def _clean_once(text: str, lang: str | None) -> tuple[Cleaned, str]:
+    """The cleaned text, and the text after encoding repair (what the loss guard compares with)."""
     fixes: list[str] = []
 
     def step(name: str, fixed: str) -> str:
@@ -77,6 +65,7 @@ def _clean_once(text: str, lang: str | None) -> Cleaned:
 
     text, repairs = repair_encoding(text)
     fixes.extend(repairs)
+    repaired = text
     if may_contain_latex(text):
         text = step("latex", latex_to_unicode(text))
     text = step("markdown", strip_emphasis(text))
@@ -86,4 +75,4 @@ def _clean_once(text: str, lang: str | None) -> Cleaned:
     text = step("unicode_nfc", to_nfc(text))
     text = step("invisible_chars", remove_invisible_chars(text))
     text = step("whitespace", collapse_whitespace(text))
-    return Cleaned(text=text, fixes=tuple(fixes))
+    return Cleaned(text=text, fixes=tuple(fixes)), repaired

@@ -391,10 +391,12 @@ def _math_pass(s: str) -> str:
 
 
 # ---- text mode ----------------------------------------------------------------------------------
-_DROPPED = re.compile(  # with the space or tie before it, its optional and mandatory arguments
+# with the space or tie before it, its optional and mandatory arguments (unclosed at the end of a
+# truncated text: "… as shown \cite{smi")
+DROPPED_MACRO = re.compile(
     r"([\s~]*)\\(?:"
     + "|".join(sorted(DROPPED, key=len, reverse=True))
-    + r")\*?(?:\[[^\]]*\])*\{[^{}]*\}(?=(\w?))"
+    + r")\*?(?:\[[^\]]*\])*\{[^{}]*(?:\}|$)(?=(\w?))"
 )
 
 
@@ -419,7 +421,7 @@ def latex_to_unicode(text: str) -> str:
             return shelf.put(m.group(1))
         return shelf.put(f"{m.group(3)} ({m.group(2)})")
 
-    text = _DROPPED.sub(_drop, text)
+    text = DROPPED_MACRO.sub(_drop, text)
     text = _URL_MACRO.sub(url, text)
     text = _BARE_URL.sub(lambda m: shelf.put(m.group(0)), text)
     pieces, last = [], 0

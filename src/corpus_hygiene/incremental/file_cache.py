@@ -81,6 +81,7 @@ def _from_json(data: dict, tail: bytes) -> FileResult:
     columns["text_raw"] = [text if raw is None else raw for raw, text in raws]
     shared: dict = {}  # one object per distinct value: JSON makes a new one for every record
     columns["fixes"] = [shared.setdefault(f := tuple(fixes), f) for fixes in columns["fixes"]]
+    columns["lost_words"] = [tuple(words) for words in columns["lost_words"]]
     columns["lang"] = [shared.setdefault(lang, lang) for lang in columns["lang"]]
     return FileResult(
         source=SourceReport(**src),

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
-from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.near import signature_of
 from corpus_hygiene.incremental.file_cache import FileCache
@@ -34,41 +32,31 @@ from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reasons import Reason
-
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile(r"[^\W_]+")
-
-
-def count_words(text: str) -> int:
-    """Words in space-delimited scripts; each CJK character counts as one word.
-
-    >>> count_words("We use BERT-base 模型训练")
-    8
-    """
-    cjk = len(_CJK_CHAR.findall(text))
-    return cjk + len(_WORD.findall(_CJK_CHAR.sub(" ", text)))
+from corpus_hygiene.signals import mask_contacts, signals_of
 
 
 def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Rejected:
     return Rejected(src.rel_path, para.line, reason.value, detail, para.text)
 
 
-def process_paragraph(
-    src: SourceFile, header: Header, para: Paragraph, dedup: DedupConfig | None = None
-) -> Record | Rejected:
-    """Clean one paragraph into a candidate record; the record checks of checks/ run on the file's
-    records together (``check_results``).
-
-    With a dedup config, the record also carries its MinHash signature and its text's memo key: computed
-    here, in the parallel per-file stage (and cached with the file), not in the global dedup step.
+def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: Policy) -> Record | Rejected:
+    """Clean one paragraph into a candidate record with its quality signals, its MinHash signature and
+    its text's memo key (computed here, in the parallel per-file stage, and cached with the file); the
+    record checks of checks/ run on the file's records together (``check_results``).
     """
     # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
     # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
     lang = detect_language(para.text)
     cleaned = clean_text(para.text, lang.code)
-    key = dedup_key(cleaned.text)
+    text, fixes = cleaned.text, cleaned.fixes
+    if policy.contacts == "mask":
+        masked = mask_contacts(text)
+        text, fixes = masked, fixes + (("contacts_masked",) if masked != text else ())
+    key = dedup_key(text)
     if not key:
         return _reject(src, para, Reason.EMPTY_TEXT, "no letters or digits left after cleaning")
+    signals = signals_of(text, lang.code)
+    dedup = policy.dedup_config()
     return Record(
         source_file=src.rel_path,
         source_line=para.line,
@@ -76,15 +64,23 @@ def process_paragraph(
         year=header.year,
         header_label=header.label,
         header_lang=header.label_lang,
-        text=cleaned.text,
-        text_raw=cleaned.text if cleaned.text == para.text else para.text,  # one object when unchanged
+        text=text,
+        text_raw=text if text == para.text else para.text,  # one object when unchanged
         lang=lang.code,
         lang_confidence=lang.confidence,
-        fixes=cleaned.fixes,
+        fixes=fixes,
         record_id=record_id(key),
-        n_words=count_words(cleaned.text),
-        signature=signature_of(cleaned.text, dedup) if dedup is not None else b"",
-        text_key=text_key(cleaned.text) if dedup is not None else b"",
+        n_words=signals.n_words,
+        mean_word_length=signals.mean_word_length,
+        alpha_share=signals.alpha_share,
+        stopword_share=signals.stopword_share,
+        repeated_ngram_share=signals.repeated_ngram_share,
+        n_urls=signals.n_urls,
+        n_emails=signals.pii["email"],
+        n_phones=signals.pii["phone"],
+        lost_words=cleaned.lost,
+        signature=signature_of(text, dedup),
+        text_key=text_key(text),
     )
 
 
@@ -130,9 +126,7 @@ def _read(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[Fil
     except OSError as exc:
         return _unreadable(src, exc), None
     sha256 = hashlib.sha256(data).hexdigest()
-    return _cached(
-        cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy.dedup_config())
-    )
+    return _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy))
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
@@ -167,15 +161,13 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
                 src,
                 sha256,
                 policy,
-                lambda: process_stream(src, fd, size, sha256, policy.dedup_config()),
+                lambda: process_stream(src, fd, size, sha256, policy),
             )
     except OSError as exc:
         return _unreadable(src, exc), None
 
 
-def process_stream(
-    src: SourceFile, fd: int, size: int, sha256: str, dedup: DedupConfig | None = None
-) -> FileResult:
+def process_stream(src: SourceFile, fd: int, size: int, sha256: str, policy: Policy) -> FileResult:
     """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``)."""
     report = SourceReport(source_file=src.rel_path, size=size, sha256=sha256)
     result = FileResult(source=report)
@@ -184,7 +176,7 @@ def process_stream(
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
     report.encoding, report.confidence = stream.encoding, stream.confidence
-    _process_lines(src, result, iter_lines(stream.chunks), dedup)
+    _process_lines(src, result, iter_lines(stream.chunks), policy)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
     return result
 
@@ -195,9 +187,7 @@ def _refuse(result: FileResult, reason: Reason, detail: str) -> FileResult:
     return result
 
 
-def process_bytes(
-    src: SourceFile, data: bytes, sha256: str | None = None, dedup: DedupConfig | None = None
-) -> FileResult:
+def process_bytes(src: SourceFile, data: bytes, sha256: str | None, policy: Policy) -> FileResult:
     """``sha256`` of ``data`` when the caller has it already (the cache key needs it first)."""
     report = SourceReport(
         source_file=src.rel_path, size=len(data), sha256=sha256 or hashlib.sha256(data).hexdigest()
@@ -214,12 +204,10 @@ def process_bytes(
         decoded.confidence,
         decoded.repairs,
     )
-    return _process_lines(src, result, split_lines(decoded.text), dedup)
+    return _process_lines(src, result, split_lines(decoded.text), policy)
 
 
-def _process_lines(
-    src: SourceFile, result: FileResult, lines: Iterable[str], dedup: DedupConfig | None = None
-) -> FileResult:
+def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str], policy: Policy) -> FileResult:
     """The header line, then one Record or Rejected per paragraph; lines may be a one-pass iterator."""
     report = result.source
 
@@ -249,6 +237,6 @@ def _process_lines(
     report.header = header
     for para in paragraphs_from(rest, first + 1):
         report.n_paragraphs += 1
-        out = process_paragraph(src, header, para, dedup)
+        out = process_paragraph(src, header, para, policy)
         (result.records if isinstance(out, Record) else result.rejected).append(out)
     return result

@@ -25,6 +25,14 @@ def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Rec
                 "venue": r.venue,
                 "header_label": r.header_label,
                 "n_chars": len(r.text),
+                "lost_words": r.lost_words,
+                "n_words": r.n_words,
+                "mean_word_length": r.mean_word_length,
+                "alpha_share": r.alpha_share,
+                "stopword_share": r.stopword_share,
+                "repeated_ngram_share": r.repeated_ngram_share,
+                "n_urls": r.n_urls,
+                "pii": {"email": r.n_emails, "phone": r.n_phones},
             }
             for r in records
         ]

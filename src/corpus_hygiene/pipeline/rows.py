@@ -17,7 +17,7 @@ import pyarrow as pa
 from corpus_hygiene.models import Record
 
 # the records table's columns that are not fields of a Record, and how each is made
-_DERIVED = ("n_chars", "dup_count", "also_in")
+_DERIVED = ("n_chars", "pii", "dup_count", "also_in")
 
 
 class RecordRows(Sequence):
@@ -57,7 +57,14 @@ class RecordRows(Sequence):
             "lang_confidence": rec.lang_confidence,
             "n_chars": len(rec.text),
             "n_words": rec.n_words,
+            "mean_word_length": rec.mean_word_length,
+            "alpha_share": rec.alpha_share,
+            "stopword_share": rec.stopword_share,
+            "repeated_ngram_share": rec.repeated_ngram_share,
+            "n_urls": rec.n_urls,
+            "pii": {"email": rec.n_emails, "phone": rec.n_phones},
             "fixes": list(rec.fixes),
+            "lost_words": list(rec.lost_words),
             "dup_count": len(also),
             "also_in": list(also),
         }
@@ -70,6 +77,8 @@ class RecordRows(Sequence):
             return list(map(attrgetter(name), self._records[lo:hi]))
         if name == "n_chars":
             return [len(r.text) for r in self._records[lo:hi]]
+        if name == "pii":
+            return [{"email": r.n_emails, "phone": r.n_phones} for r in self._records[lo:hi]]
         also = self._also_in
         if name == "dup_count":
             return [len(also[i]) if i in also else 0 for i in range(lo, hi)]

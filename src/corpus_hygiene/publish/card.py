@@ -21,7 +21,17 @@ DESCRIPTIONS = {
         "lang_confidence": "confidence of the language decision, 0..1",
         "n_chars": "characters in text",
         "n_words": "words in text (each CJK character counts as one)",
-        "fixes": "the repairs applied to text_raw, in order",
+        "mean_word_length": "characters per word (words as in n_words)",
+        "alpha_share": "letters among the non-space characters of text, 0..1",
+        "stopword_share": "share of the words among the language's 100 most frequent (wordfreq); null when "
+        "wordfreq has no list for the language",
+        "repeated_ngram_share": "share of the words covered by the repeats of the longest repeated n-gram",
+        "n_urls": "links (http://, https://, www.) in text",
+        "pii": "contact details in text, counted, never copied: {email: n, phone: n} (phones in "
+        "international form)",
+        "fixes": "the repairs applied to text_raw, in order; 'dropped_text' when cleaning removed words "
+        "that were not markup",
+        "lost_words": "the words cleaning removed that were not markup (up to the policy's max_lost_words)",
         "dup_count": "number of duplicates merged into this record",
         "also_in": "source_file:line of every duplicate merged into this record",
     },

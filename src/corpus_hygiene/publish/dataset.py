@@ -25,9 +25,12 @@ import pyarrow.parquet as pq
 
 from corpus_hygiene.pipeline.rows import to_arrow
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KEEP_VERSIONS = 2
 
+PII_TYPE = pa.struct(
+    [pa.field("email", pa.int32(), nullable=False), pa.field("phone", pa.int32(), nullable=False)]
+)
 RECORDS_SCHEMA = pa.schema(
     [
         pa.field("record_id", pa.string(), nullable=False),
@@ -43,7 +46,14 @@ RECORDS_SCHEMA = pa.schema(
         pa.field("lang_confidence", pa.float64(), nullable=False),
         pa.field("n_chars", pa.int32(), nullable=False),
         pa.field("n_words", pa.int32(), nullable=False),
+        pa.field("mean_word_length", pa.float64(), nullable=False),
+        pa.field("alpha_share", pa.float64(), nullable=False),
+        pa.field("stopword_share", pa.float64()),
+        pa.field("repeated_ngram_share", pa.float64(), nullable=False),
+        pa.field("n_urls", pa.int32(), nullable=False),
+        pa.field("pii", PII_TYPE, nullable=False),
         pa.field("fixes", pa.list_(pa.string()), nullable=False),
+        pa.field("lost_words", pa.list_(pa.string()), nullable=False),
         pa.field("dup_count", pa.int32(), nullable=False),
         pa.field("also_in", pa.list_(pa.string()), nullable=False),
     ]

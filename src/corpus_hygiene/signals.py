@@ -1,0 +1,123 @@
+"""Quality signals of a cleaned abstract: the columns a curator filters on, decided by the policy.
+
+Words are runs of letters and digits; in Chinese and Japanese script every character is a word (no
+segmenter needed, and the same rule as the dedup shingles). Stop words are the language's most
+frequent words in wordfreq (bundled with the package, nothing downloaded); for a language wordfreq
+has no list for, the share is null and no threshold applies.
+
+Contact details: e-mail addresses (a pattern) and phone numbers written in international form
+(``phonenumbers``, Google's libphonenumber rules: a ``+`` and a country code, validated, so that
+years, DOIs and IP addresses are not read as numbers). Only their counts are kept; ``mask_contacts``
+replaces them for the policy's ``mask`` action.
+
+>>> s = signals_of("We propose a model. Contact: ada@lab.org or +44 20 7946 0958.", "en")
+>>> s.n_words, s.pii
+(13, {'email': 1, 'phone': 1})
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+import phonenumbers
+from wordfreq import available_languages, top_n_list
+
+STOP_WORDS_PER_LANGUAGE = 100
+REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W_]+")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}\b")
+_MAYBE_PHONE = re.compile(r"\+\s*\d[\d\s().-]{5,}\d")  # only such texts go to phonenumbers
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    n_words: int
+    mean_word_length: float  # characters per word (0.0 without words)
+    alpha_share: float  # letters among the non-space characters
+    stopword_share: float | None  # words among the language's stop words; None: no list for it
+    repeated_ngram_share: float  # words covered by the repeats of the longest repeated word n-gram
+    n_urls: int
+    pii: dict[str, int]  # {"email": n, "phone": n}: counts only, never the values
+
+
+def words(text: str) -> list[str]:
+    """Case-folded words; each CJK character is one.
+
+    >>> words("We use BERT-base 模型")
+    ['we', 'use', 'bert', 'base', '模', '型']
+    """
+    return _WORD.findall(_CJK_CHAR.sub(r" \g<0> ", text.casefold()))
+
+
+@lru_cache(maxsize=64)
+def stop_words(lang: str) -> frozenset[str] | None:
+    if lang not in available_languages(wordlist="small"):
+        return None
+    if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
+        return frozenset(w for w in top_n_list(lang, 4 * STOP_WORDS_PER_LANGUAGE) if len(w) == 1)
+    return frozenset(top_n_list(lang, STOP_WORDS_PER_LANGUAGE))
+
+
+def repeated_ngram_share(tokens: list[str], max_n: int = REPEAT_MAX_N) -> float:
+    """The share of ``tokens`` covered by every occurrence of the longest n-gram (n ≤ ``max_n``) that
+    occurs twice or more.
+
+    >>> repeated_ngram_share("buy now buy now buy now".split()), repeated_ngram_share("a b c d".split())
+    (1.0, 0.0)
+    """
+    # Only a position whose n-gram repeats can start a repeated (n+1)-gram: the candidates shrink
+    # with n, so ordinary text takes a few short passes. Keys are hashes of (n-gram key, next token).
+    keys: dict[int, object] = dict(enumerate(tokens))
+    best: dict[int, object] = {}
+    best_n = n = 0
+    while keys and n < max_n:
+        n += 1
+        counts = Counter(keys.values())
+        repeated = {i: k for i, k in keys.items() if counts[k] > 1}
+        if not repeated:
+            break
+        best, best_n = repeated, n
+        keys = {i: hash((k, tokens[i + n])) for i, k in repeated.items() if i + n < len(tokens)}
+    if not best:
+        return 0.0
+    covered = {i + k for i in best for k in range(best_n)}
+    return len(covered) / len(tokens)
+
+
+def count_contacts(text: str) -> dict[str, int]:
+    phones = 0
+    if "+" in text and _MAYBE_PHONE.search(text):
+        phones = sum(1 for _ in phonenumbers.PhoneNumberMatcher(text, None))
+    return {"email": len(_EMAIL.findall(text)) if "@" in text else 0, "phone": phones}
+
+
+def mask_contacts(text: str) -> str:
+    """E-mail addresses and phone numbers replaced by ``[email]`` and ``[phone]``."""
+    text = _EMAIL.sub("[email]", text)
+    if _MAYBE_PHONE.search(text):
+        for match in reversed(list(phonenumbers.PhoneNumberMatcher(text, None))):
+            text = text[: match.start] + "[phone]" + text[match.end :]
+    return text
+
+
+def signals_of(text: str, lang: str) -> Signals:
+    tokens = words(text)
+    non_space = len(text) - sum(map(text.count, " \n\t"))
+    stops = stop_words(lang)
+    return Signals(
+        n_words=len(tokens),
+        mean_word_length=sum(map(len, tokens)) / len(tokens) if tokens else 0.0,
+        alpha_share=len(_NOT_LETTER.sub("", text)) / non_space if non_space else 0.0,
+        stopword_share=(
+            None if stops is None else (sum(1 for w in tokens if w in stops) / len(tokens) if tokens else 0.0)
+        ),
+        repeated_ngram_share=repeated_ngram_share(tokens),
+        n_urls=len(_URL.findall(text)) if "://" in text or "www." in text.lower() else 0,
+        pii=count_contacts(text),
+    )
