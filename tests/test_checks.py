@@ -70,11 +70,13 @@ def test_each_check_fails_with_its_name_and_a_sentence(check, bad, detail, polic
             "zh",
         ),
         (
-            "We show P ≠ NP fails for this toy model; the cost is 100% lower and costs $5 per hour to annotate.",
+            "We show P ≠ NP fails for this toy model; the cost is 100% lower and costs $5 per hour "
+            "to annotate.",
             "en",
         ),
         (
-            "Der Code ist online verfügbar und die Ergebnisse sind reproduzierbar, sagen die Autoren der Studie.",
+            "Der Code ist online verfügbar und die Ergebnisse sind reproduzierbar, sagen die Autoren "
+            "der Studie.",
             "de",
         ),
         (
