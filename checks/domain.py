@@ -106,8 +106,9 @@ def _first(pattern: str, text: str) -> str:
     return found.group(0) if found else ""
 
 
-# Chinese and Japanese count characters as words: a mean word length says nothing there.
-CHARACTER_WORD_LANGUAGES = ("zh", "ja")
+# Chinese and Japanese count characters as words, and a Korean word is a few syllable blocks: a mean
+# word length in characters says nothing about them.
+CHARACTER_WORD_LANGUAGES = ("zh", "ja", "ko")
 
 
 def _lost(r) -> str:

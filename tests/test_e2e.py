@@ -68,10 +68,13 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     out, proc = example_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_clean_console(proc)
-    assert "29 records from 9 files: 18 kept, 5 duplicates, 6 quarantined" in proc.stdout
-    assert "  quarantine: no_header 2, not_placeholder 2, binary_file 1, empty_text 1\n" in proc.stdout
-    assert "  languages:  en 8, zh 3, fr 2, ja 2, ru 2, ko 1\n" in proc.stdout
-    assert "process_files: 9/9 files, 28 paragraphs" in proc.stderr + proc.stdout
+    assert "32 records from 10 files: 20 kept, 5 duplicates, 7 quarantined" in proc.stdout
+    assert (
+        "  quarantine: no_header 2, not_placeholder 2, binary_file 1, empty_text 1, stopword_share 1\n"
+        in proc.stdout
+    )
+    assert "  languages:  en 10, zh 3, fr 2, ja 2, ru 2, ko 1\n" in proc.stdout
+    assert "process_files: 10/10 files, 31 paragraphs" in proc.stderr + proc.stdout
     assert f"dataset: {out / 'clean'}" in proc.stdout
     report = Path(proc.stdout.split("report:")[1].split()[0])
     assert report.is_file() and report.parent == out / "reports"
@@ -96,7 +99,7 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     cache = tmp_path / ".clean.cache"
     entries = {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")}
     # the published run's entries, whose rows the next run's gates need not validate again
-    assert set(json.loads((cache / "contract-checked.json").read_text())) == entries and len(entries) == 9
+    assert set(json.loads((cache / "contract-checked.json").read_text())) == entries and len(entries) == 10
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
     (corpus / "iclr_2026_papers.txt").unlink()
     proc = run_hygiene(corpus, tmp_path, "--workers", "2")
@@ -107,7 +110,7 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     after = verify_checksums(tmp_path / "clean")
     assert after["run_key"] != before["run_key"]
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
-    assert metrics["files_from_cache"] == 8  # every file but the new one
+    assert metrics["files_from_cache"] == 9  # every file but the new one
     if sys.platform == "linux":  # settings.ARROW_DEFAULTS, set by the CLI before Arrow's first allocation
         assert metrics["arrow_memory_pool"] == "jemalloc"
     assert "zz_new.txt:3" in metrics["changes"]["added_sample"]
@@ -152,7 +155,7 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
     assert "process_files: 2/2 files" in proc.stdout + proc.stderr  # the new one and the damaged one
     after = verify_checksums(tmp_path / "clean")
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
-    assert metrics["files_from_cache"] == 8  # 9 entries, one damaged; and the new file
+    assert metrics["files_from_cache"] == 9  # 10 entries, one damaged; and the new file
     assert "zz_new.txt:3" in metrics["changes"]["added_sample"]
     full = run_hygiene(corpus, tmp_path / "full", "--no-cache")
     assert full.returncode == 0, full.stderr[-3000:]
@@ -177,7 +180,7 @@ def test_two_local_dask_workers_give_byte_identical_data(tmp_path):
     assert_clean_console(proc)
     both = proc.stdout + proc.stderr
     assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
-    assert f"process_files: {9 * copies}/{9 * copies} files" in both
+    assert f"process_files: {10 * copies}/{10 * copies} files" in both
     assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
     assert "Task run 'process copy" not in both  # the batches are plain Dask tasks, not Prefect tasks
     one = run_hygiene(corpus, tmp_path / "one", "--no-cache", "--policy", str(policy))
@@ -194,16 +197,16 @@ def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
     manifest = verify_checksums(out / "clean")
     t = tables(out / "clean")
     assert manifest["counts"] == {
-        "files": 9,
-        "files_read": 7,
-        "ingested": 29,
-        "kept": 18,
+        "files": 10,
+        "files_read": 8,
+        "ingested": 32,
+        "kept": 20,
         "duplicates": 5,
-        "quarantined": 6,
+        "quarantined": 7,
     }
     refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
-    assert len(refs) == len(set(refs)) == 29
-    assert len({r["record_id"] for r in t["records"]}) == 18
+    assert len(refs) == len(set(refs)) == 32
+    assert len({r["record_id"] for r in t["records"]}) == 20
 
 
 def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, tmp_path):
@@ -212,9 +215,9 @@ def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, 
         [HYGIENE, "validate", str(out / "clean")], capture_output=True, text=True, timeout=120
     )
     assert ok.returncode == 0, ok.stderr
-    assert "18 records; checksums match the manifest; every contract check passes" in ok.stdout
+    assert "20 records; checksums match the manifest; every contract check passes" in ok.stdout
     card = (out / "clean" / "README.md").read_text("utf-8")
-    assert "| 29 | 18 | 5 | 6 | 9 |" in card and "`not_placeholder` | 2 |" in card
+    assert "| 32 | 20 | 5 | 7 | 10 |" in card and "`not_placeholder` | 2 |" in card
     schema = json.loads((out / "clean" / "schema.json").read_text("utf-8"))
     assert [c["name"] for c in schema["tables"]["duplicates"]][:3] == [
         "source_file",
@@ -237,6 +240,7 @@ def test_example_corpus_encodings_headers_and_languages(example_run):
     sources = {s["source_file"]: s for s in verify_checksums(out / "clean")["input_files"]}
     assert {k: v["encoding"] for k, v in sources.items()} == {
         "aaai_2025_accepted.md": "utf_8",
+        "acl_2025.txt": "utf_8",
         "fr/taln_2025.txt": "cp1252",
         "iclr_2026_papers.txt": "utf_8",
         "ja/neurips_2025.txt": "utf_16",
@@ -252,6 +256,7 @@ def test_example_corpus_encodings_headers_and_languages(example_run):
         by_file.setdefault(r["source_file"], set()).add((r["venue"], r["year"], r["header_lang"]))
     assert by_file == {
         "aaai_2025_accepted.md": {("AAAI", 2025, "en")},
+        "acl_2025.txt": {("ACL", 2025, "en")},
         "fr/taln_2025.txt": {("TALN", 2025, "fr")},
         "iclr_2026_papers.txt": {("ICLR", 2026, "en")},
         "ja/neurips_2025.txt": {("NeurIPS", 2025, "ja")},
@@ -277,6 +282,15 @@ def test_example_corpus_repairs_are_recorded(example_run):
     assert tide["fixes"] == ["latex"]
     assert "We present TideNet," in tide["text"] and "by 18% relative" in tide["text"]
     assert tide["text"].endswith("at https://example.org/tidenet.")
+    cache = records[("acl_2025.txt", 3)]  # text macros keep their argument; literal dollars stay
+    assert "We present PromptCache, a prefix-aware cache" in cache["text"] and "Merkle hash" in cache["text"]
+    assert "costs $3 and $4 per million tokens" in cache["text"] and "saves $2 of every $10" in cache["text"]
+    assert (
+        cache["fixes"] == ["latex"] and cache["lost_words"] == [] and cache["pii"] == {"email": 0, "phone": 0}
+    )
+    contact = records[("acl_2025.txt", 5)]  # kept and flagged by the default policy
+    assert contact["pii"] == {"email": 1, "phone": 1} and "voice-corpus@example.org" in contact["text"]
+    assert 0.2 < contact["stopword_share"] < 0.6 and contact["n_words"] > 50
     zh = records[("zh/iclr_2026_论文列表.txt", 7)]
     assert "修改记录" in zh["text"] and zh["fixes"] == [
         "whitespace"
@@ -314,6 +328,7 @@ def test_example_corpus_duplicates_and_quarantine(example_run):
     assert quarantine == [
         ("aaai_2025_accepted.md", 9, "not_placeholder"),
         ("aaai_2025_accepted.md", 15, "empty_text"),
+        ("acl_2025.txt", 7, "stopword_share"),
         ("iclr_2026_papers.txt", 11, "not_placeholder"),
         ("notes/todo.txt", 1, "no_header"),
         ("notes/todo.txt", 3, "no_header"),
@@ -325,16 +340,21 @@ def test_example_report_shows_the_run(example_run):
     out, proc = example_run
     report = Path(proc.stdout.split("report:")[1].split()[0]).read_text("utf-8")
     assert "Content-Security-Policy" in report
-    assert "29 = 18 + 5 + 6" in report
+    assert "32 = 20 + 5 + 7" in report
     assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
     assert "binary_file" in report and "no_header" in report
     assert "latex: before / after" in report and "<del>\\textbf{</del>" in report
     assert "more complete (522 vs 494 characters)" in report and 'id="dup-table"' in report
     assert "ligatures: before / after" in report and "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
+    # quality signals drawn with the policy's limits; contact details counted, never shown
+    assert 'id="signal-stopword_share"' in report and "min 0.05" in report and "stopword_share" in report
+    assert "1 e-mail addresses in 1 records" in report and "1 phone numbers in 1 records" in report
+    assert "voice-corpus@example.org" not in report.split('id="contacts"')[1].split("</p>")[0]
+    assert 'id="no-lost-words"' in report
     index = (out / "reports" / "index.html").read_text("utf-8")
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
     metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
-    assert metrics["counts"]["kept"] == 18
+    assert metrics["counts"]["kept"] == 20
     # the per-file figures of the report are the Parquet files' own
     t = tables(out / "clean")
     for source in metrics["sources"]:
@@ -348,7 +368,7 @@ def test_example_report_shows_the_run(example_run):
 
     assert metrics["quarantine_reasons"] == dict(Counter(q["reason"] for q in t["quarantine"]))
     assert metrics["languages"] == dict(Counter(r["lang"] for r in t["records"]))
-    assert "9 of 9 files shown" in report
+    assert "10 of 10 files shown" in report
 
 
 @needs_seeds
@@ -358,6 +378,10 @@ def test_seed_files(tmp_path):
     assert_clean_console(proc)
     t = tables(tmp_path / "clean")
     assert len(t["records"]) == 76 and t["quarantine"] == [] and t["duplicates"] == []
+    exgrpo = [
+        r for r in t["records"] if r["source_file"].startswith("002_") and "GRPO (EXGRPO) uses" in r["text"]
+    ]
+    assert len(exgrpo) == 1 and exgrpo[0]["lost_words"] == []  # \texttt{EXGRPO} keeps its argument
     assert {(r["venue"], r["year"]) for r in t["records"]} == {("ICLR", 2026)}
     header_langs = {r["source_file"]: r["header_lang"] for r in t["records"]}
     zh_file = next(p.name for p in SEEDS.iterdir() if "论文列表" in p.read_text("utf-8").splitlines()[0])

@@ -1,9 +1,10 @@
 """Quality signals of a cleaned abstract: the columns a curator filters on, decided by the policy.
 
-Words are runs of letters and digits; in Chinese and Japanese script every character is a word (no
-segmenter needed, and the same rule as the dedup shingles). Stop words are the language's most
+Words are runs of letters and digits; in Chinese and Japanese script (Han, kana) every character is
+a word (no segmenter needed). Korean separates words with spaces, like Latin script. Stop words are the language's most
 frequent words in wordfreq (bundled with the package, nothing downloaded); for a language wordfreq
-has no list for, the share is null and no threshold applies.
+has no list of whole words for (Korean: its list holds morphemes), the share is null and no threshold
+applies.
 
 Contact details: e-mail addresses (a pattern) and phone numbers written in international form
 (``phonenumbers``, Google's libphonenumber rules: a ``+`` and a country code, validated, so that
@@ -27,7 +28,7 @@ from wordfreq import available_languages, top_n_list
 
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # kana, Han
 _WORD = re.compile(r"[^\W_]+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -57,8 +58,8 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str] | None:
-    if lang not in available_languages(wordlist="small"):
-        return None
+    if lang not in available_languages(wordlist="small") or lang == "ko":
+        return None  # wordfreq splits Korean words into morphemes (particles apart): no list of words
     if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
         return frozenset(w for w in top_n_list(lang, 4 * STOP_WORDS_PER_LANGUAGE) if len(w) == 1)
     return frozenset(top_n_list(lang, STOP_WORDS_PER_LANGUAGE))

@@ -20,7 +20,7 @@ DESCRIPTIONS = {
         "lang": "ISO 639-1 language of the abstract, or 'und'",
         "lang_confidence": "confidence of the language decision, 0..1",
         "n_chars": "characters in text",
-        "n_words": "words in text (each CJK character counts as one)",
+        "n_words": "words in text (each Chinese or Japanese character counts as one)",
         "mean_word_length": "characters per word (words as in n_words)",
         "alpha_share": "letters among the non-space characters of text, 0..1",
         "stopword_share": "share of the words among the language's 100 most frequent (wordfreq); null when "

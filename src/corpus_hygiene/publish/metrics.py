@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 import pyarrow as pa
 
 from corpus_hygiene.checks import Policy
+from corpus_hygiene.checks.domain import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
 from corpus_hygiene.pipeline.rows import column
-from corpus_hygiene.report.charts import length_histogram
+from corpus_hygiene.report.charts import length_histogram, signal_histogram
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -85,6 +86,62 @@ def repair_samples(asm: Assembled) -> dict[str, list[dict]]:
     return dict(sorted(out.items()))
 
 
+# signal column → (its record check, the policy limits drawn on its histogram)
+SIGNALS = {
+    "n_words": ("word_count", ("min_words",)),
+    "mean_word_length": ("mean_word_length", ("min_mean_word_length", "max_mean_word_length")),
+    "alpha_share": ("alpha_share", ("min_alpha_share",)),
+    "stopword_share": ("stopword_share", ("min_stopword_share",)),
+    "repeated_ngram_share": ("repeated_ngrams", ("max_repeated_ngram_share",)),
+    "n_urls": ("url_count", ("max_urls",)),
+}
+MAX_LOST_ROWS = 200
+
+
+def signal_charts(asm: Assembled, policy: Policy) -> dict[str, dict]:
+    """Each quality signal's histogram over the kept records, its limits, and how many records its check
+    quarantined (their values lie beyond a limit; quarantine rows keep the text, not the signals)."""
+    out = {}
+    for name, (check, limit_keys) in SIGNALS.items():
+        values = [v for v in column(asm.records, name) if v is not None]
+        if name == "mean_word_length":  # not checked where words are characters (checks/domain.py)
+            langs = column(asm.records, "lang")
+            values = [
+                v for v, lang in zip(values, langs, strict=True) if lang not in CHARACTER_WORD_LANGUAGES
+            ]
+        limits = {key.split("_")[0]: policy.quality[key] for key in limit_keys}
+        out[name] = {
+            "check": check,
+            "quarantined": asm.quarantine_reasons.get(check, 0),
+            **signal_histogram(values, limits),
+        }
+    return out
+
+
+def lost_word_rows(asm: Assembled) -> list[dict]:
+    """Kept records from which cleaning removed words that were not markup (within max_lost_words)."""
+    refs = zip(column(asm.records, "source_file"), column(asm.records, "source_line"), strict=True)
+    rows = [
+        {"ref": f"{f}:{line}", "words": list(words)}
+        for (f, line), words in zip(refs, column(asm.records, "lost_words"), strict=True)
+        if words
+    ]
+    return rows[:MAX_LOST_ROWS]
+
+
+def contact_counts(asm: Assembled, policy: Policy) -> dict:
+    """How many records hold e-mail addresses and phone numbers (never the values), and the action."""
+    pii = column(asm.records, "pii")
+    return {
+        "action": policy.contacts,
+        "records_with_email": sum(1 for p in pii if p["email"]),
+        "emails": sum(p["email"] for p in pii),
+        "records_with_phone": sum(1 for p in pii if p["phone"]),
+        "phones": sum(p["phone"] for p in pii),
+        "quarantined": asm.quarantine_reasons.get("contact_details", 0),
+    }
+
+
 def build_metrics(
     *,
     run_id: str,
@@ -110,6 +167,11 @@ def build_metrics(
         "fix_counts": asm.fix_counts,
         "length_histogram": length_histogram(column(asm.records, "n_chars")),
         "checks": asm.check_counts,
+        "signals": signal_charts(asm, policy),
+        "lost_words": lost_word_rows(asm),
+        "text_lost_quarantined": asm.quarantine_reasons.get("text_lost", 0),
+        "max_lost_words": policy.max_lost_words,
+        "contacts": contact_counts(asm, policy),
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},
