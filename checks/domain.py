@@ -113,7 +113,8 @@ CHARACTER_WORD_LANGUAGES = ("zh", "ja", "ko")
 
 def _lost(r) -> str:
     words = ", ".join(r["lost_words"][:8]) + (", …" if len(r["lost_words"]) > 8 else "")
-    return f"cleaning removed {len(r['lost_words'])} words that were not markup ({words})"
+    n = len(r["lost_words"])
+    return f"cleaning removed {n} word{'s' * (n != 1)} that were not markup ({words})"
 
 
 RECORD_CHECKS: tuple[RecordCheck, ...] = (

@@ -50,6 +50,39 @@ CASES = [
     ("year_plausible", row(year=1850), "year 1850 from the file header is outside 1950–2100"),
     ("year_plausible", row(year=None), "the file header names no year"),
     ("venue_present", row(venue=None), "the file header names no venue (label 'Papers')"),
+    (
+        "text_lost",
+        row(text=GOOD.replace("detectors", ""), lost_words=("detectors",)),
+        "cleaning removed 1 word that were not markup (detectors); the policy allows 0",
+    ),
+    (
+        "word_count",
+        row(text="The benchmark measures retrieval quality of multilingual encoders."),
+        "8 words; the policy asks for at least 10",
+    ),
+    ("mean_word_length", row(text=" ".join("this text was written with its letters spaced out")), None),
+    (
+        "alpha_share",
+        row(text="Scores of the runs: " + " ".join(f"{1900 + 7 * i}.{i * 37 % 1000:04d}" for i in range(12))),
+        None,
+    ),
+    (
+        "stopword_share",
+        row(
+            text="Keywords: graph neural networks; link prediction; heterogeneous graphs; contrastive pretraining"
+        ),
+        None,
+    ),
+    (
+        "repeated_ngrams",
+        row(text="We propose a new method for parsing. " * 3),
+        "100% of its words are repeats of one phrase; the policy allows 60%",
+    ),
+    (
+        "url_count",
+        row(text=GOOD + " " + " ".join(f"https://ex.org/{i}" for i in range(6))),
+        "6 links; the policy allows 5",
+    ),
 ]
 
 
@@ -309,3 +342,29 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
         "['quarantine.reason', 'quarantine.source_line']",
         "False",
     ]
+
+
+def test_contact_details_are_kept_by_default_and_quarantined_when_the_policy_says_so(policy):
+    from dataclasses import replace
+
+    text = GOOD + " Write to ada@lab.example.org or call +44 20 7946 0958."
+    assert route(candidate_frame([row(text=text)]), policy) == []
+    (failure,) = route(candidate_frame([row(), row(text=text)]), replace(policy, contacts="quarantine"))
+    assert (failure.index, failure.reason) == (1, "contact_details")
+    assert failure.detail == (
+        "contact details in the text (1 e-mail addresses, 1 phone numbers); the policy quarantines them"
+    )
+    assert "ada@" not in failure.detail
+
+
+def test_a_policy_without_the_new_tables_or_with_an_unknown_action_is_refused(tmp_path):
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+
+    text = DEFAULT_POLICY_PATH.read_text("utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('action = "keep"', 'action = "delete"'))
+    with pytest.raises(PolicyError, match="contacts.action is 'delete'; use one of keep, mask, quarantine"):
+        load_policy(bad)
+    bad.write_text(text.replace("max_urls = 5", ""))
+    with pytest.raises(PolicyError, match="max_urls"):
+        load_policy(bad)

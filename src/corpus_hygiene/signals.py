@@ -53,7 +53,10 @@ def words(text: str) -> list[str]:
     >>> words("We use BERT-base 模型")
     ['we', 'use', 'bert', 'base', '模', '型']
     """
-    return _WORD.findall(_CJK_CHAR.sub(r" \g<0> ", text.casefold()))
+    text = text.casefold()
+    if not text.isascii() and _CJK_CHAR.search(text):
+        text = _CJK_CHAR.sub(r" \g<0> ", text)
+    return _WORD.findall(text)
 
 
 @lru_cache(maxsize=64)

@@ -23,6 +23,8 @@ from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible
 from corpus_hygiene.clean.pdf import join_letter_spacing, join_split_words, remove_soft_hyphens
 from corpus_hygiene.models import Cleaned
 
+# The steps that delete or join characters of words; the others change code points or spaces only.
+_MAY_REMOVE_WORDS = frozenset(("latex", "markdown", "soft_hyphens", "dehyphenation", "letter_spacing"))
 _MARKUP_LEFT = re.compile(r"[\\$`*_]")
 
 
@@ -48,7 +50,7 @@ def clean_text(text: str, lang: str | None = "en") -> Cleaned:
             break
         fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)
         cleaned = Cleaned(text=again.text, fixes=fixes)
-    lost = lost_words(repaired, cleaned.text)
+    lost = lost_words(repaired, cleaned.text) if _MAY_REMOVE_WORDS.intersection(cleaned.fixes) else ()
     if lost:
         return Cleaned(text=cleaned.text, fixes=(*cleaned.fixes, "dropped_text"), lost=lost)
     return cleaned

@@ -30,7 +30,7 @@ What this adds to ``LatexNodes2Text().latex_to_text``:
   \footnote, …)
   \url{u} / \href{u}{text}                        ``u`` / ``text (u)``
   \cite…, \ref, \eqref, \autoref, \cref,         nothing, with the space before them: a citation
-  \pageref, \label, \nocite (``DROPPED``)         key or label is not prose
+  \Cref, \pageref, \label, \nocite (``DROPPED``)  key or label is not prose
   \vspace, \hspace, \color, \begin, \end,        nothing: layout, not text
   \includegraphics (``DROPPED``)
   math operators and symbols (\sum, \int,        their Unicode or word form (∑, ∫, log, max), with
@@ -393,11 +393,20 @@ def _math_pass(s: str) -> str:
 # ---- text mode ----------------------------------------------------------------------------------
 # with the space or tie before it, its optional and mandatory arguments (unclosed at the end of a
 # truncated text: "… as shown \cite{smi")
-DROPPED_MACRO = re.compile(
+_DROPPED_MACRO = re.compile(
     r"([\s~]*)\\(?:"
     + "|".join(sorted(DROPPED, key=len, reverse=True))
     + r")\*?(?:\[[^\]]*\])*\{[^{}]*(?:\}|$)(?=(\w?))"
 )
+
+
+_DROPPED_NAME = re.compile(r"\\(?:" + "|".join(sorted(DROPPED, key=len, reverse=True)) + ")")
+
+
+def drop_macros(text: str) -> str:
+    """``text`` without the ``DROPPED`` macros and their arguments. The pattern starts with optional
+    spaces, which Python's re tries at every position: it runs only on texts that name such a macro."""
+    return _DROPPED_MACRO.sub(_drop, text) if _DROPPED_NAME.search(text) else text
 
 
 def _drop(m: re.Match) -> str:
@@ -421,7 +430,7 @@ def latex_to_unicode(text: str) -> str:
             return shelf.put(m.group(1))
         return shelf.put(f"{m.group(3)} ({m.group(2)})")
 
-    text = DROPPED_MACRO.sub(_drop, text)
+    text = drop_macros(text)
     text = _URL_MACRO.sub(url, text)
     text = _BARE_URL.sub(lambda m: shelf.put(m.group(0)), text)
     pieces, last = [], 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from corpus_hygiene.clean.latex import DROPPED_MACRO
+from corpus_hygiene.clean.latex import drop_macros
 
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _WORD = re.compile(r"[^\W_]+")
@@ -27,15 +27,17 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _NOT_ALNUM.sub("", bare.casefold())
+    """NFKD splits off accents and compatibility forms (ᵢ → i, ℒ → L); combining marks are not
+    alphanumeric, so removing everything but letters and digits drops them too."""
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKD", text).casefold())
 
 
 def lost_words(before: str, after: str) -> tuple[str, ...]:
     """The distinct words of ``before`` that are not markup and are missing from ``after``, in order."""
-    if before.split() == after.split():
-        return ()  # only whitespace changed (the common case: most records carry no markup)
-    prose = _COMMAND.sub(" ", DROPPED_MACRO.sub(" ", before))
+    words = _WORD.findall(_COMMAND.sub(" ", drop_macros(before)))
+    # Most words come through as they were: only the others are looked for in the folded text.
+    missing = {w for w in set(words).difference(_WORD.findall(after)) if w not in after}
+    if not missing:
+        return ()
     folded = _fold(after)
-    return tuple(w for w in dict.fromkeys(_WORD.findall(prose)) if _fold(w) not in folded)
+    return tuple(w for w in dict.fromkeys(words) if w in missing and _fold(w) not in folded)
