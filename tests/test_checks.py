@@ -68,9 +68,7 @@ CASES = [
     ),
     (
         "stopword_share",
-        row(
-            text="Keywords: graph neural networks; link prediction; heterogeneous graphs; contrastive pretraining"
-        ),
+        row(text="Keywords: graph neural networks; link prediction; heterogeneous graphs; graph learning"),
         None,
     ),
     (

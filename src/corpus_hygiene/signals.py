@@ -1,10 +1,10 @@
 """Quality signals of a cleaned abstract: the columns a curator filters on, decided by the policy.
 
 Words are runs of letters and digits; in Chinese and Japanese script (Han, kana) every character is
-a word (no segmenter needed). Korean separates words with spaces, like Latin script. Stop words are the language's most
-frequent words in wordfreq (bundled with the package, nothing downloaded); for a language wordfreq
-has no list of whole words for (Korean: its list holds morphemes), the share is null and no threshold
-applies.
+a word (no segmenter needed). Korean separates words with spaces, like Latin script. Stop words are
+the language's most frequent words in wordfreq (bundled with the package, nothing downloaded); for a
+language wordfreq has no list of whole words for (Korean: its list holds morphemes), the share is
+null and no threshold applies.
 
 Contact details: e-mail addresses (a pattern) and phone numbers written in international form
 (``phonenumbers``, Google's libphonenumber rules: a ``+`` and a country code, validated, so that
