@@ -114,3 +114,38 @@ def test_records_pickle_whole_as_the_flow_receives_them_from_dask_workers(tmp_pa
         assert [getattr(copy, f.name) for f in fields(copy)] == [getattr(rec, f.name) for f in fields(rec)]
         assert (copy.text_raw is copy.text) == (rec.text_raw is rec.text)  # one string, not two
     assert records[0].fixes and records[0].signature and records[0].text_key  # non-default values travel
+
+
+CONTACT = ABSTRACT + " Write to data-desk@lab.example.org or call +44 20 7946 0958 for access."
+
+
+def test_a_record_losing_words_to_cleaning_is_quarantined_or_kept_flagged_as_the_policy_says(
+    tmp_path, policy, monkeypatch
+):
+    from dataclasses import replace
+
+    from corpus_hygiene import clean
+
+    # a converter that loses a macro's argument, as pylatexenc alone did with \texttt{…}
+    monkeypatch.setattr(clean, "latex_to_unicode", lambda t: t.replace(r"\texttt{EXGRPO}", ""))
+    data = f"ICLR 2026 Papers\n\nExplanatory GRPO (\\texttt{{EXGRPO}}) uses {ABSTRACT}\n".encode()
+    (rejected,) = _process(tmp_path, data, policy).rejected
+    assert (rejected.source_line, rejected.reason) == (3, "text_lost")
+    assert rejected.detail == "cleaning removed 1 word that were not markup (EXGRPO); the policy allows 0"
+    assert rejected.text_raw.startswith("Explanatory GRPO (\\texttt{EXGRPO})")
+    (kept,) = _process(tmp_path, data, replace(policy, max_lost_words=1)).records
+    assert kept.lost_words == ("EXGRPO",) and kept.fixes == ("latex", "dropped_text")
+
+
+def test_contact_details_are_counted_and_kept_masked_or_quarantined(tmp_path, policy):
+    from dataclasses import replace
+
+    data = f"ICLR 2026 Papers\n\n{CONTACT}\n".encode()
+    (kept,) = _process(tmp_path, data, policy).records
+    assert (kept.n_emails, kept.n_phones) == (1, 1) and kept.text == CONTACT and kept.fixes == ()
+    (masked,) = _process(tmp_path, data, replace(policy, contacts="mask")).records
+    assert masked.text.endswith("Write to [email] or call [phone] for access.")
+    assert masked.fixes == ("contacts_masked",) and (masked.n_emails, masked.n_phones) == (0, 0)
+    assert masked.text_raw == CONTACT  # the file's text stays in text_raw: masking is of the dataset's text
+    (rejected,) = _process(tmp_path, data, replace(policy, contacts="quarantine")).rejected
+    assert rejected.reason == "contact_details"
