@@ -230,7 +230,9 @@ def main() -> None:
     )
     # UTF-8, LF. Text macros and literal dollars; an e-mail address and a phone number (counted in the pii
     # column, kept by the default policy); a keyword list (quarantined: stopword_share).
-    write("acl_2025.txt", "\n\n".join(["ACL 2025 Papers", EN_MACROS, EN_CONTACT, EN_KEYWORDS]) + "\n", "utf-8")
+    write(
+        "acl_2025.txt", "\n\n".join(["ACL 2025 Papers", EN_MACROS, EN_CONTACT, EN_KEYWORDS]) + "\n", "utf-8"
+    )
     # No header: a file of notes someone dropped in the folder. Kept in quarantine, not lost.
     write(
         "notes/todo.txt",

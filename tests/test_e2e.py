@@ -218,6 +218,7 @@ def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, 
     assert "20 records; checksums match the manifest; every contract check passes" in ok.stdout
     card = (out / "clean" / "README.md").read_text("utf-8")
     assert "| 32 | 20 | 5 | 7 | 10 |" in card and "`not_placeholder` | 2 |" in card
+    assert "quality limits (min_words 10," in card and "min_stopword_share 0.05" in card
     schema = json.loads((out / "clean" / "schema.json").read_text("utf-8"))
     assert [c["name"] for c in schema["tables"]["duplicates"]][:3] == [
         "source_file",

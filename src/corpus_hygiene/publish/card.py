@@ -80,6 +80,8 @@ def dataset_card(metrics: dict) -> str:
         "\n".join(f"| `{k}` | {v} |" for k, v in metrics["quarantine_reasons"].items()) or "| (none) | 0 |"
     )
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in DESCRIPTIONS["records"].items())
+    limits = metrics.get("quality_policy", {})
+    quality = ", ".join(f"{k} {v:g}" for k, v in limits.get("limits", {}).items())
     gates = "\n".join(
         f"| {g['name']} | {'pass' if g['passed'] else 'FAIL'} | {g['detail']} |"
         for g in metrics.get("gates", [])
@@ -118,11 +120,16 @@ Languages of kept records: {langs}.
 
 ## How it was produced
 
-Decoding (BOM, UTF-8, charset detection) → header and paragraph split → cleaning (ftfy, LaTeX to
-Unicode, markdown, PDF artefacts, NFC) → language identification → the named record checks of the
-policy → exact and near-duplicate detection (MinHash LSH, verified similarity) → gates → publish.
+Decoding (BOM, UTF-8, charset detection) → header and paragraph split → language identification →
+cleaning (ftfy, LaTeX to Unicode, markdown, PDF artefacts, NFC; words checked against the input) →
+quality signals → the named record checks of the policy → exact and near-duplicate detection
+(MinHash LSH, verified similarity) → gates → publish.
 Policy `{metrics["policy_path"]}` (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
 `{metrics["dedup_config"]["fingerprint"]}`.
+
+Every kept record is within the policy's quality limits ({quality or "none"}); it lost at most
+{limits.get("max_lost_words", 0)} words to cleaning (`lost_words`); its contact details were handled as
+`{limits.get("contacts", "keep")}` (counts in `pii`).
 
 ## Gates
 

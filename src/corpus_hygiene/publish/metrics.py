@@ -171,6 +171,11 @@ def build_metrics(
         "lost_words": lost_word_rows(asm),
         "text_lost_quarantined": asm.quarantine_reasons.get("text_lost", 0),
         "max_lost_words": policy.max_lost_words,
+        "quality_policy": {
+            "limits": policy.quality,
+            "max_lost_words": policy.max_lost_words,
+            "contacts": policy.contacts,
+        },
         "contacts": contact_counts(asm, policy),
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
