@@ -19,6 +19,7 @@ from .conftest import EXAMPLES, SEEDS, needs_seeds
 
 pytestmark = pytest.mark.slow
 ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
+ZH_ABSTRACT = ZH + "本文提出一种基于子结构注意力的解释方法，并在四个基准数据集上验证了其有效性。"
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 
 
@@ -100,7 +101,7 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     entries = {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")}
     # the published run's entries, whose rows the next run's gates need not validate again
     assert set(json.loads((cache / "contract-checked.json").read_text())) == entries and len(entries) == 10
-    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
+    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH_ABSTRACT}\n", "utf-8")
     (corpus / "iclr_2026_papers.txt").unlink()
     proc = run_hygiene(corpus, tmp_path, "--workers", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -145,7 +146,7 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
     corpus = tmp_path / "in"
     shutil.copytree(EXAMPLES, corpus)
     assert run_hygiene(corpus, tmp_path).returncode == 0
-    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH}{ZH}\n", "utf-8")
+    (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH_ABSTRACT}\n", "utf-8")
     damaged = sorted((tmp_path / ".clean.cache").glob("*.json.zst"))[0]
     damaged.write_bytes(b"not an entry")  # read as a miss: processed again
     proc = run_hygiene(corpus, tmp_path, "--dask-address", dask_scheduler)

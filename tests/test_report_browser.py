@@ -55,7 +55,7 @@ def report(tmp_path_factory, policy=None):
         stage_seconds={"assemble": 1.0},
         outcome="published",
     )
-    metrics["gates"] = [{"name": "not_empty", "passed": True, "detail": "18 records kept"}]
+    metrics["gates"] = [{"name": "not_empty", "passed": True, "detail": "20 records kept"}]
     return write_reports(out, metrics, asm.quarantine, asm.duplicates, asm.records), asm
 
 
@@ -83,6 +83,9 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
             "#language-chart",
             "#sources",
             "#repairs",
+            "#signals",
+            "#signal-stopword_share",
+            "#contacts",
             "#duplicates",
             "#q-table",
             "#gates",
@@ -91,7 +94,9 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
         ]:
             assert page.locator(selector).first.is_visible(), selector
         rows = page.locator("#q-table tbody tr")
-        assert rows.count() == len(asm.quarantine) == 6
+        assert page.locator("figure.signal").count() == 6
+        assert page.locator("#signal-mean_word_length line.limit").count() == 2  # min and max drawn
+        assert rows.count() == len(asm.quarantine) == 7
         page.select_option("#q-reason", "not_placeholder")
         assert page.locator("#q-table tbody tr:visible").count() == 2
         assert page.locator("#q-shown").inner_text() == "2"
@@ -99,7 +104,7 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
         page.fill("#q-filter", "todo.txt")
         assert page.locator("#q-table tbody tr:visible").count() == 2
         page.fill("#q-filter", "")
-        assert page.locator("#q-table tbody tr:visible").count() == 6
+        assert page.locator("#q-table tbody tr:visible").count() == 7
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         browser.close()
     assert problems == []
