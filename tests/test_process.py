@@ -149,3 +149,12 @@ def test_contact_details_are_counted_and_kept_masked_or_quarantined(tmp_path, po
     assert masked.text_raw == CONTACT  # the file's text stays in text_raw: masking is of the dataset's text
     (rejected,) = _process(tmp_path, data, replace(policy, contacts="quarantine")).rejected
     assert rejected.reason == "contact_details"
+
+
+def test_language_is_read_after_the_encoding_repair_and_in_ordinary_case(tmp_path, policy):
+    zh = "本文提出一种基于图结构的新方法，在三个公开数据集上的实验表明，该方法优于现有基线，且训练时间更短，内存占用更少。"
+    mojibake = zh.encode("utf-8").decode("latin-1")  # read as Swedish before the repair
+    shout = ABSTRACT.upper()  # langdetect reads capitals as German
+    data = f"ICLR 2026 Papers\n\n{mojibake}\n\n{shout}\n".encode()
+    records = _process(tmp_path, data, policy).records
+    assert [(r.lang, r.fixes) for r in records] == [("zh", ("mojibake",)), ("en", ())]

@@ -106,7 +106,9 @@ def _langdetect(text: str) -> list[tuple[str, float]]:
 
     detector = _langdetect_factory().create()
     detector.n_trial = LANGDETECT_TRIALS
-    detector.append(text[:PREFIX_CHARS])
+    prefix = text[:PREFIX_CHARS]
+    # langdetect's profiles are of ordinary case: text in capitals reads as German to it
+    detector.append(prefix.lower() if prefix.isupper() else prefix)
     try:
         probs = detector.get_probabilities()
     except LangDetectException:
@@ -142,6 +144,8 @@ def detect_language(text: str) -> Language:
     'ja'
     >>> detect_language("Liste des articles").code
     'fr'
+    >>> detect_language("WE SHOW THAT THE MODEL LEARNS THE TASK FROM A FEW EXAMPLES.").code
+    'en'
     """
     counts = script_counts(text[:SCRIPT_CHARS])
     letters = sum(counts.values())

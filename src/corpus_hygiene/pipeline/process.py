@@ -14,6 +14,7 @@ from itertools import chain
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.clean import clean_text
+from corpus_hygiene.clean.encoding import repair_encoding
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.near import signature_of
 from corpus_hygiene.incremental.file_cache import FileCache
@@ -44,11 +45,13 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
     its text's memo key (computed here, in the parallel per-file stage, and cached with the file); the
     record checks of checks/ run on the file's records together (``check_results``).
     """
-    # Language first, from the text as read: the PDF-artefact fixes need it to pick a word list.
-    # Mojibake and markup barely move a detector on abstract-length text; the script decides CJK.
-    lang = detect_language(para.text)
-    cleaned = clean_text(para.text, lang.code)
-    text, fixes = cleaned.text, cleaned.fixes
+    # Language after the encoding repair (Chinese read as cp1252 looks Portuguese to a detector) and
+    # before the other fixes: the PDF-artefact fixes need it to pick a word list. Markup barely moves
+    # a detector on abstract-length text; the script decides CJK.
+    repaired, repairs = repair_encoding(para.text)
+    lang = detect_language(repaired)
+    cleaned = clean_text(repaired, lang.code)
+    text, fixes = cleaned.text, repairs + tuple(f for f in cleaned.fixes if f not in repairs)
     if policy.contacts == "mask":
         masked = mask_contacts(text)
         text, fixes = masked, fixes + (("contacts_masked",) if masked != text else ())
