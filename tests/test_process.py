@@ -152,7 +152,10 @@ def test_contact_details_are_counted_and_kept_masked_or_quarantined(tmp_path, po
 
 
 def test_language_is_read_after_the_encoding_repair_and_in_ordinary_case(tmp_path, policy):
-    zh = "本文提出一种基于图结构的新方法，在三个公开数据集上的实验表明，该方法优于现有基线，且训练时间更短，内存占用更少。"
+    zh = (
+        "本文提出一种基于图结构的新方法，在三个公开数据集上的实验表明，"
+        "该方法优于现有基线，且训练时间更短，内存占用更少。"
+    )
     mojibake = zh.encode("utf-8").decode("latin-1")  # read as Swedish before the repair
     shout = ABSTRACT.upper()  # langdetect reads capitals as German
     data = f"ICLR 2026 Papers\n\n{mojibake}\n\n{shout}\n".encode()
