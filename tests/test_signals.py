@@ -55,3 +55,19 @@ def test_contacts_are_counted_and_masked_but_numbers_dois_and_addresses_are_not_
 
 def test_links_are_counted():
     assert signals_of("Code at https://ex.org/a and www.ex.org/b, data at http://ex.org/c.", "en").n_urls == 3
+
+
+def _brute_force_share(tokens):
+    for n in range(len(tokens) // 2, 0, -1):
+        starts = {}
+        for i in range(len(tokens) - n + 1):
+            starts.setdefault(tuple(tokens[i : i + n]), []).append(i)
+        repeated = [s for s in starts.values() if len(s) > 1]
+        if repeated:
+            return len({i + k for s in repeated for i in s for k in range(n)}) / len(tokens)
+    return 0.0
+
+
+@given(st.lists(st.sampled_from("a b c".split()), max_size=40))
+def test_repeated_share_equals_a_brute_force_search(tokens):
+    assert repeated_ngram_share(tokens) == pytest.approx(_brute_force_share(tokens))

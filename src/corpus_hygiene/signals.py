@@ -28,8 +28,8 @@ from wordfreq import available_languages, top_n_list
 
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # kana, Han
-_WORD = re.compile(r"[^\W_]+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, Han
+_WORD = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")  # one CJK character, or a run of other letters and digits
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}\b")
@@ -53,10 +53,7 @@ def words(text: str) -> list[str]:
     >>> words("We use BERT-base 模型")
     ['we', 'use', 'bert', 'base', '模', '型']
     """
-    text = text.casefold()
-    if not text.isascii() and _CJK_CHAR.search(text):
-        text = _CJK_CHAR.sub(r" \g<0> ", text)
-    return _WORD.findall(text)
+    return _WORD.findall(text.casefold())
 
 
 @lru_cache(maxsize=64)
@@ -76,10 +73,11 @@ def repeated_ngram_share(tokens: list[str], max_n: int = REPEAT_MAX_N) -> float:
     (1.0, 0.0)
     """
     # Only a position whose n-gram repeats can start a repeated (n+1)-gram: the candidates shrink
-    # with n, so ordinary text takes a few short passes. Keys are hashes of (n-gram key, next token).
-    keys: dict[int, object] = dict(enumerate(tokens))
+    # with n, so ordinary text takes a few short passes. The search starts at bigrams (nearly every
+    # text repeats a word); keys are hashes of (n-gram key, next token).
+    keys: dict[int, object] = {i: (tokens[i], tokens[i + 1]) for i in range(len(tokens) - 1)}
     best: dict[int, object] = {}
-    best_n = n = 0
+    best_n = n = 1
     while keys and n < max_n:
         n += 1
         counts = Counter(keys.values())
@@ -88,6 +86,10 @@ def repeated_ngram_share(tokens: list[str], max_n: int = REPEAT_MAX_N) -> float:
             break
         best, best_n = repeated, n
         keys = {i: hash((k, tokens[i + n])) for i, k in repeated.items() if i + n < len(tokens)}
+    if not best:  # no phrase repeats: the words that do
+        counts = Counter(tokens)
+        best = {i: w for i, w in enumerate(tokens) if counts[w] > 1}
+        best_n = 1
     if not best:
         return 0.0
     covered = {i + k for i in best for k in range(best_n)}
