@@ -345,9 +345,11 @@ def test_example_report_shows_the_run(example_run):
     assert "32 = 20 + 5 + 7" in report
     assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
     assert "binary_file" in report and "no_header" in report
-    assert "latex: before / after" in report and "<del>\\textbf{</del>" in report
+    assert 'id="repair-samples"' in report and "<del>\\textbf{</del>" in report
     assert "more complete (522 vs 494 characters)" in report and 'id="dup-table"' in report
-    assert "ligatures: before / after" in report and "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
+    assert "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
+    # the PDF record repaired by four fixes appears once, with all of them
+    assert report.count("ligatures, soft_hyphens, dehyphenation, letter_spacing") == 1
     # quality signals drawn with the policy's limits; contact details counted, never shown
     assert 'id="signal-stopword_share"' in report and "min 0.05" in report and "stopword_share" in report
     assert "1 e-mail addresses in 1 records" in report and "1 phone numbers in 1 records" in report

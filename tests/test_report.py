@@ -22,9 +22,14 @@ def _metrics():
         "languages": {},
         "header_languages": {},
         "fix_counts": {"latex": 1},
-        "repair_samples": {
-            "latex": [{"ref": "a.txt:3", "before": PAYLOADS[0] + r"\textbf{x}", "after": PAYLOADS[0] + "x"}]
-        },
+        "repair_samples": [
+            {
+                "ref": "a.txt:3",
+                "fixes": ["latex"],
+                "before": PAYLOADS[0] + r"\textbf{x}",
+                "after": PAYLOADS[0] + "x",
+            }
+        ],
         "quarantine_reasons": {"text_length": 5},
         "gates": [{"name": "not_empty", "passed": False, "detail": "0 records kept"}],
         "checks": {"not_placeholder": {"checked": 5, "failed": 5}},
@@ -89,3 +94,19 @@ def test_index_lists_runs_newest_first_with_a_trend(tmp_path):
     html = _render_index(tmp_path)
     assert html.index("20261202T000000Z") < html.index("20261201T000000Z") < html.index("20261200T000000Z")
     assert 'id="trend"' in html and "over the last 3 runs" in html
+
+
+def test_a_copy_differing_in_case_shows_no_word_changed_and_excerpts_are_windows():
+    from corpus_hygiene.report.html import diff_words, windowed
+
+    d = diff_words("Large language models grade essays.", "LARGE LANGUAGE MODELS GRADE ESSAYS.")
+    assert [changed for changed, _ in d["after"]] == [False] and d["after"][0][1].startswith("LARGE")
+    long = " ".join(f"word{i}" for i in range(200))
+    d = diff_words(long, long.replace("word100", "term100"))
+    shown = windowed(d["after"])
+    assert [c for c, _ in shown] == [False, True, False] and shown[1][1] == "term100"
+    assert (
+        shown[0][1].startswith("… word")
+        and shown[2][1].endswith(" …")
+        and len("".join(p for _, p in shown)) < 200
+    )

@@ -65,25 +65,28 @@ def source_rows(asm: Assembled) -> list[dict]:
 
 
 SAMPLES_PER_FIX = 3
-SAMPLE_CHARS = 600
+SAMPLE_CHARS = 3000  # the page shows a window around each change; this bounds metrics.json
 
 
-def repair_samples(asm: Assembled) -> dict[str, list[dict]]:
-    """For each fix, the first few records it changed (in provenance order): text before and after."""
-    out: dict[str, list[dict]] = {}
+def repair_samples(asm: Assembled) -> list[dict]:
+    """The first records (in provenance order) each fix changed, up to SAMPLES_PER_FIX a fix; a record
+    repaired by several fixes appears once, with all of them."""
+    shown: Counter = Counter()
+    out = []
     for i, fixes in enumerate(column(asm.records, "fixes")):
-        for fix in fixes:
-            samples = out.setdefault(fix, [])
-            if len(samples) < SAMPLES_PER_FIX:
-                row = asm.records[i]
-                samples.append(
-                    {
-                        "ref": f"{row['source_file']}:{row['source_line']}",
-                        "before": row["text_raw"][:SAMPLE_CHARS],
-                        "after": row["text"][:SAMPLE_CHARS],
-                    }
-                )
-    return dict(sorted(out.items()))
+        if not any(shown[f] < SAMPLES_PER_FIX for f in fixes):
+            continue
+        shown.update(fixes)
+        row = asm.records[i]
+        out.append(
+            {
+                "ref": f"{row['source_file']}:{row['source_line']}",
+                "fixes": list(fixes),
+                "before": row["text_raw"][:SAMPLE_CHARS],
+                "after": row["text"][:SAMPLE_CHARS],
+            }
+        )
+    return out
 
 
 # signal column → (its record check, the policy limits drawn on its histogram)

@@ -25,6 +25,8 @@ _env.globals["diff_segments"] = lambda before, after: diff_segments(before, afte
 _env.globals["diff_words"] = lambda before, after: diff_words(before, after)
 
 MAX_ROWS = 500  # rows per table in the page; the Parquet files hold everything
+CONTEXT_CHARS = 80  # unchanged text shown around each change in a before/after excerpt
+PATH_CHARS = 60  # paths longer than this are shortened in the middle
 
 # The page's only script: filters the quarantine table. Allowed by its hash in the CSP, so no other
 # script (say, one smuggled in through corpus text) could ever run, even if escaping failed.
@@ -54,7 +56,7 @@ def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
     >>> diff_segments("naÃ¯ve model", "naïve model")["after"]
     [(False, 'na'), (True, 'ï'), (False, 've model')]
     """
-    return _segments(before, after, list(before), list(after))
+    return _segments(list(before), list(after))
 
 
 _WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\w+|\s+|[^\w\s]")
@@ -67,20 +69,58 @@ def diff_words(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
     >>> diff_words("we train a small model", "we train a tiny model")["after"]
     [(False, 'we train a '), (True, 'tiny'), (False, ' model')]
     """
-    return _segments(before, after, _WORDS.findall(before), _WORDS.findall(after))
+    a, b = _WORDS.findall(before), _WORDS.findall(after)
+    # compared case-folded: an exact duplicate that differs in case shows no word as changed
+    return _segments(a, b, [w.casefold() for w in a], [w.casefold() for w in b])
 
 
-def _segments(before: str, after: str, a: list[str], b: list[str]) -> dict[str, list[tuple[bool, str]]]:
+def _segments(
+    a: list[str], b: list[str], key_a: list[str] | None = None, key_b: list[str] | None = None
+) -> dict[str, list[tuple[bool, str]]]:
     # rapidfuzz's Indel opcodes: a longest common subsequence, so the fewest characters marked, and an
     # order of magnitude faster than difflib.SequenceMatcher on a large report
     old: list[tuple[bool, str]] = []
     new: list[tuple[bool, str]] = []
-    for op, a0, a1, b0, b1 in Indel.opcodes(a, b):
+    for op, a0, a1, b0, b1 in Indel.opcodes(key_a or a, key_b or b):
         if a1 > a0:
             old.append((op != "equal", "".join(a[a0:a1])))
         if b1 > b0:
             new.append((op != "equal", "".join(b[b0:b1])))
     return {"before": old, "after": new}
+
+
+def windowed(segments: list[tuple[bool, str]], context: int = CONTEXT_CHARS) -> list[tuple[bool, str]]:
+    """The changed segments with ``context`` characters of unchanged text around each; longer unchanged
+    runs are cut at a space and marked "…" (an excerpt never ends mid-word).
+
+    >>> windowed([(False, "one two three four five six"), (True, "7"), (False, " eight nine ten")], 10)
+    [(False, '… five six'), (True, '7'), (False, ' eight nine ten')]
+    """
+    out = []
+    for k, (changed, text) in enumerate(segments):
+        if changed or len(text) <= 2 * context:
+            out.append((changed, text))
+            continue
+        head = text[:context].rsplit(" ", 1)[0] + " …" if k > 0 else ""
+        tail = "… " + text[-context:].split(" ", 1)[-1] if k < len(segments) - 1 else ""
+        out.append((False, f"{head} {tail}".strip() if head and tail else head or tail or "…"))
+    return out
+
+
+def short_path(path: str, limit: int = PATH_CHARS) -> str:
+    """``path`` shortened in the middle to about ``limit`` characters (the page shows the whole one on hover).
+
+    >>> short_path("a/" * 40 + "file.txt", 20)
+    'a/a/a/a/a…a/file.txt'
+    """
+    if len(path) <= limit:
+        return path
+    keep = limit - 1
+    return path[: keep // 2] + "…" + path[len(path) - (keep - keep // 2) :]
+
+
+_env.filters["windowed"] = windowed
+_env.filters["short_path"] = short_path
 
 
 def render_run_report(
