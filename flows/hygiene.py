@@ -112,10 +112,11 @@ def hygiene_flow(
             timings[stage] = round(timings.get(stage, 0.0) + time.perf_counter() - start, 3)
 
     def failed(message: str, metrics: dict | None = None, asm=None):
+        page = None
         if metrics is not None:
             metrics["outcome"] = message
-            write_report(reports_dir, quote(metrics), quote(asm))
-        return Failed(message=message, data=RunOutcome(run_id, False, message))
+            page = write_report(reports_dir, quote(metrics), quote(asm))
+        return Failed(message=message, data=RunOutcome(run_id, False, message, dataset_dir, page))
 
     try:
         policy = load_policy(policy_path)

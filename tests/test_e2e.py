@@ -498,7 +498,9 @@ def test_hostile_folder_completes_and_loses_nothing(tmp_path):
     assert "quarantined; the policy allows 20%" in line
     assert verify_checksums(tmp_path / "clean")["run_id"] == before
     assert not list((tmp_path / ".clean.versions").glob("*.partial"))  # the version the gates staged
+    (report_line,) = [x for x in failed.stderr.splitlines() if x.startswith("report:")]
     newest = max((tmp_path / "reports").glob("*.metrics.json"), key=lambda p: p.stat().st_mtime)
+    assert Path(report_line.split()[1]) == newest.with_name(newest.name.replace(".metrics.json", ".html"))
     failed_metrics = json.loads(newest.read_text())
     assert failed_metrics["outcome"].startswith("gate failed, nothing published")
     # same input as the published dataset: nothing added or removed since it

@@ -67,6 +67,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"report:  {outcome.report}")
         return 0
     print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
+    if getattr(outcome, "report", None):  # the report of a failed run says why, in full
+        print(f"report:  {outcome.report}", file=sys.stderr)
     return 1
 
 
