@@ -89,11 +89,17 @@ def test_index_lists_runs_newest_first_with_a_trend(tmp_path):
     for i, kept in enumerate([5, 7, 6]):
         m = _metrics()
         m["run_id"] = f"2026120{i}T000000Z-aaaaaa"
+        m["created_at"] = f"2026-12-0{i + 1}T03:00:00+00:00"
         m["counts"] = dict(m["counts"], kept=kept)
+        m["policy_sha256"] = ("a" if i < 2 else "b") * 64  # the third run's policy differs
         (tmp_path / f"{m['run_id']}.metrics.json").write_text(json.dumps(m))
     html = _render_index(tmp_path)
     assert html.index("20261202T000000Z") < html.index("20261201T000000Z") < html.index("20261200T000000Z")
-    assert 'id="trend"' in html and "over the last 3 runs" in html
+    assert 'id="trend"' in html and "run (oldest → newest, 3 runs)" in html and ">records</text>" in html
+    assert html.count("policy changed") == 2  # the marker's label and its tooltip, once
+    assert "20261202T000000Z-aaaaaa: policy changed" in html
+    assert "2026-12-01T03:00" in html and "2026-12-03T03:00" in html  # the time axis's ends
+    assert "<code>bbbbbbbbbb</code>" in html and '<code class="path" title="in">in</code>' in html
 
 
 def test_a_copy_differing_in_case_shows_no_word_changed_and_excerpts_are_windows():

@@ -153,18 +153,45 @@ def _render_index(reports_dir: Path) -> str:
     return _env.get_template("index.html.j2").render(runs=runs, trend=trend_points(runs))
 
 
-def trend_points(runs: list[dict], width: int = 600, height: int = 80) -> dict:
-    """Polyline points for kept / quarantined records over the last 50 runs, oldest on the left."""
+def trend_points(runs: list[dict], width: int = 600, height: int = 120) -> dict:
+    """Kept / duplicate / quarantined records over the last 50 runs (oldest on the left) as polylines,
+    the y axis's ticks, and a marker at each run whose policy or code differs from the run before."""
     series = list(reversed(runs[:50]))
-    top = max((r["counts"][k] for r in series for k in ("kept", "quarantined")), default=0) or 1
+    top = max((r["counts"][k] for r in series for k in ("kept", "duplicates", "quarantined")), default=0) or 1
     step = width / max(1, len(series) - 1)
 
-    def line(key: str) -> str:
-        return " ".join(
-            f"{i * step:.1f},{height - height * r['counts'][key] / top:.1f}" for i, r in enumerate(series)
-        )
+    def y(value: float) -> float:
+        return round(height - height * value / top, 1)
 
-    return {"kept": line("kept"), "quarantined": line("quarantined"), "n": len(series), "top": top}
+    def line(key: str) -> str:
+        return " ".join(f"{i * step:.1f},{y(r['counts'][key])}" for i, r in enumerate(series))
+
+    changes = []
+    for i in range(1, len(series)):
+        what = [
+            label
+            for label, key in (("policy", "policy_sha256"), ("code", "code_version"))
+            if series[i].get(key) != series[i - 1].get(key)
+        ]
+        if what:
+            changes.append(
+                {
+                    "x": round(i * step, 1),
+                    "label": " and ".join(what) + " changed",
+                    "run": series[i]["run_id"],
+                }
+            )
+    return {
+        "lines": {k: line(k) for k in ("kept", "duplicates", "quarantined")},
+        "n": len(series),
+        "top": top,
+        "ticks": [{"y": y(v), "label": f"{v:,}"} for v in (0, top // 2, top)],
+        "first": series[0]["created_at"][:16] if series else "",
+        "last": series[-1]["created_at"][:16] if series else "",
+        "changes": changes,
+        "width": width,
+        "height": height,
+    }
 
 
 def write_reports(
@@ -179,6 +206,9 @@ def write_reports(
     reports_dir.mkdir(parents=True, exist_ok=True)
     run_id = metrics["run_id"]
     page = reports_dir / f"{run_id}.html"
+    earlier = sorted(p.name.removesuffix(".metrics.json") for p in reports_dir.glob("*.metrics.json"))
+    earlier = [r for r in earlier if r < run_id]
+    metrics = {**metrics, "previous_report": f"{earlier[-1]}.html" if earlier else None}
     page.write_text(render_run_report(metrics, quarantine, duplicates, records), "utf-8")
     (reports_dir / f"{run_id}.metrics.json").write_text(
         json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
