@@ -28,7 +28,7 @@ def _slices(table) -> Iterable:
 
 
 def schema_failures(frames: Frames) -> list[str]:
-    """Every contract violation in the three tables, one line each (empty when all conform)."""
+    """Every contract violation in the four tables, one line each (empty when all conform)."""
     return _validate(frames)[0]
 
 
@@ -180,7 +180,7 @@ def evaluate_gates(
         GateResult(
             "schema",
             not schema,
-            "all three tables match the contract"
+            "all four tables match the contract"
             if not schema
             else f"{len(schema)} contract violations: " + "; ".join(schema[:5]),
         ),

@@ -135,7 +135,27 @@ class QuarantineModel(pa.DataFrameModel):
         strict = True
 
 
-TABLE_MODELS = {"records": RecordsModel, "duplicates": DuplicatesModel, "quarantine": QuarantineModel}
+class PairsModel(pa.DataFrameModel):
+    """One row per verified near-duplicate pair, merged or not."""
+
+    source_file: Series[str] = pa.Field(str_length={"min_value": 1})
+    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1)
+    record_id: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{32}$")
+    candidate_id: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{32}$")
+    candidate_ref: Series[str] = pa.Field(str_matches=REF)
+    similarity: Series[float] = pa.Field(ge=0.0, le=1.0)
+    merged: Series[bool]
+
+    class Config:
+        strict = True
+
+
+TABLE_MODELS = {
+    "records": RecordsModel,
+    "duplicates": DuplicatesModel,
+    "quarantine": QuarantineModel,
+    "pairs": PairsModel,
+}
 
 
 def record_checks_schema(params: dict) -> pa.DataFrameSchema:

@@ -163,6 +163,7 @@ def _frames(n_records=2, quarantined=0):
         "records": rows_to_frame(records, "records"),
         "duplicates": rows_to_frame([], "duplicates"),
         "quarantine": rows_to_frame(quarantine, "quarantine"),
+        "pairs": rows_to_frame([], "pairs"),
     }
 
 
@@ -223,6 +224,7 @@ def _arrow(records: list[dict], size: int) -> dict:
         "records": arrow_slices(records, "records", size),
         "duplicates": arrow_slices([], "duplicates", size),
         "quarantine": arrow_slices([], "quarantine", size),
+        "pairs": arrow_slices([], "pairs", size),
     }
 
 
@@ -269,7 +271,7 @@ def _sliced(records: list[dict], size: int) -> dict:
     from corpus_hygiene.publish.dataset import arrow_slices, to_frame
 
     return {name: map(to_frame, arrow_slices(rows, name, size)) for name, rows in
-            (("records", records), ("duplicates", []), ("quarantine", []))}  # fmt: skip
+            (("records", records), ("duplicates", []), ("quarantine", []), ("pairs", []))}  # fmt: skip
 
 
 def test_policy_errors_name_the_file_and_the_problem(tmp_path):
@@ -328,7 +330,7 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
         "import sys\n"
         "from corpus_hygiene.checks.gates import schema_failures\n"
         "from corpus_hygiene.publish.dataset import rows_to_frame\n"
-        "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine')}\n"
+        "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine', 'pairs')}\n"
         "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"
         " 'detail': 'x', 'text_raw': None}], 'quarantine')\n"
         "print(sorted(f.split(':')[0] for f in schema_failures(frames)))\n"

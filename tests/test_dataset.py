@@ -57,7 +57,12 @@ def _tables(n: int, text: str = "An abstract") -> dict:
             "text_raw": None,
         }
     ]
-    return {"records": [_record(i, text) for i in range(n)], "duplicates": [], "quarantine": quarantine}
+    return {
+        "records": [_record(i, text) for i in range(n)],
+        "duplicates": [],
+        "quarantine": quarantine,
+        "pairs": [],
+    }
 
 
 def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_path):
@@ -66,6 +71,7 @@ def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_pat
     assert sorted(p.name for p in target.iterdir()) == [
         "duplicates.parquet",
         "manifest.json",
+        "pairs.parquet",
         "quarantine.parquet",
         "records.parquet",
     ]
@@ -201,10 +207,10 @@ def test_a_staged_version_gives_the_bytes_of_publish_and_the_slices_the_gates_re
     slices = list(staged.write_slices("records", tables["records"]))
     assert [len(s) for s in slices] == [2, 2, 1]
     assert pa.concat_tables(slices).to_pylist() == tables["records"]
-    for name in ("duplicates", "quarantine"):
+    for name in ("duplicates", "quarantine", "pairs"):
         staged.write(name, tables[name])
     version = staged.commit({})
-    for name in ("records", "duplicates", "quarantine"):
+    for name in ("records", "duplicates", "quarantine", "pairs"):
         assert sha256_file(version / f"{name}.parquet") == sha256_file(whole / f"{name}.parquet")
     assert verify_checksums(tmp_path / "staged")["outputs"]["records.parquet"]["rows"] == 5
 
@@ -216,7 +222,7 @@ def test_a_discarded_or_incomplete_staged_version_is_never_published(tmp_path):
     publish(target, "run-1", _tables(3), {})
     staged = StagedVersion(target, "run-2")
     staged.write("records", _tables(1)["records"])
-    with pytest.raises(PublishError, match=r"tables not written: \['duplicates', 'quarantine'\]"):
+    with pytest.raises(PublishError, match=r"tables not written: \['duplicates', 'quarantine', 'pairs'\]"):
         staged.commit({})
     staged.discard()
     assert not list((tmp_path / ".clean.versions").glob("*.partial"))

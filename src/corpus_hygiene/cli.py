@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check a published dataset against its manifest",
         description="Re-check a published dataset: manifest present, schema version, every file's "
-        "checksum, every contract check of the three tables. Exit 1 with a table of failures when "
+        "checksum, every contract check of the four tables. Exit 1 with a table of failures when "
         "anything is wrong.",
     )
     val.add_argument("dataset_dir", metavar="DATASET_DIR")

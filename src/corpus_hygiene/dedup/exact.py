@@ -20,6 +20,17 @@ class DuplicateOf:
     reason: str  # why the canonical copy was kept rather than this one
 
 
+@dataclass(frozen=True, slots=True)
+class VerifiedPair:
+    """A near-duplicate candidate pair whose similarity was verified: ``record`` against the earlier
+    canonical ``candidate``; ``merged`` when it made ``record`` a duplicate of ``candidate``."""
+
+    record: Record
+    candidate: Record
+    similarity: float
+    merged: bool
+
+
 CJK_LANGS = frozenset({"zh", "ja", "ko"})
 LENGTH_STEP = 1.02  # lengths are compared in 2% steps: a few edited characters are not "more complete"
 
@@ -52,10 +63,14 @@ def why_kept(kept: Record, dropped: Record) -> str:
 
 
 def deduplicate(
-    records: Sequence[Record], config: DedupConfig, memo: PairMemo | None = None
+    records: Sequence[Record],
+    config: DedupConfig,
+    memo: PairMemo | None = None,
+    pairs: list[VerifiedPair] | None = None,
 ) -> tuple[list[Record], list[DuplicateOf]]:
     """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
-    ``memo``, similarities verified by an earlier run are looked up, not computed again)."""
+    ``memo``, similarities verified by an earlier run are looked up, not computed again). ``pairs``,
+    where given, receives every near-duplicate pair verified, merged or not (the duplicate audit's)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
     first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies (~10%)
@@ -71,6 +86,7 @@ def deduplicate(
             dups += [DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m in members if m is not best]
         canon.append(best)
     canon.sort(key=canonical_rank)
+    verified: list[tuple[int, int, float]] | None = [] if pairs is not None else None
     merged_into: dict[int, tuple[int, float]] = {
         m.index: (m.canonical, m.similarity)
         for m in find_near_duplicates(
@@ -80,8 +96,14 @@ def deduplicate(
             [r.lang in CJK_LANGS for r in canon],
             memo,
             [r.text_key for r in canon],
+            verified,
         )
     }
+    if pairs is not None:
+        pairs += [
+            VerifiedPair(canon[i], canon[j], sim, merged_into.get(i, (None,))[0] == j)
+            for i, j, sim in verified
+        ]
     kept: list[Record] = []
     for i, rec in enumerate(canon):
         if i in merged_into:

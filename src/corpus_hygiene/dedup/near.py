@@ -330,13 +330,15 @@ def find_near_duplicates(
     cjk: Sequence[bool] | None = None,
     memo: PairMemo | None = None,
     text_keys: Sequence[bytes] = (),
+    verified: list[tuple[int, int, float]] | None = None,
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
     ``signatures[i]`` (``signature_of``), where given, is the signature of ``texts[i]`` made earlier;
     ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
     ``memo`` holds the candidate pairs and similarities of an earlier run (``incremental/pair_memo.py``), and
-    receives this run's; ``text_keys[i]``, where given, is ``memo.text_key(texts[i])`` made earlier.
+    receives this run's; ``text_keys[i]``, where given, is ``memo.text_key(texts[i])`` made earlier;
+    ``verified``, where given, receives (i, j, similarity) of every pair verified, above the threshold or not.
     """
     n = len(texts)
     matrix = signature_matrix(texts, config, signatures)
@@ -362,6 +364,8 @@ def find_near_duplicates(
             if not canonical[j]:
                 continue
             sim = _similarity(texts, i, j, config, memo, keys)
+            if verified is not None:
+                verified.append((i, j, round(sim, 6)))
             if sim > best_sim:
                 best, best_sim = j, sim
         if best is not None and best_sim >= config.threshold:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
-from corpus_hygiene.dedup.exact import deduplicate
+from corpus_hygiene.dedup.exact import VerifiedPair, deduplicate
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
@@ -26,6 +26,7 @@ class Assembled:
     records: RecordRows | list[dict] = field(default_factory=list)  # rows.py: no dict per row
     duplicates: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)  # every verified near-duplicate pair (the audit's)
     sources: list[SourceReport] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -34,7 +35,12 @@ class Assembled:
     check_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # check → {checked, failed}
 
     def tables(self) -> dict[str, list[dict]]:
-        return {"records": self.records, "duplicates": self.duplicates, "quarantine": self.quarantine}
+        return {
+            "records": self.records,
+            "duplicates": self.duplicates,
+            "quarantine": self.quarantine,
+            "pairs": self.pairs,
+        }
 
 
 def _ref(file: str, line: int | None) -> str:
@@ -77,7 +83,23 @@ def assemble(
         c.name: {"checked": checked, "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
-    kept, dups = deduplicate(records, policy.dedup_config(), memo)
+    verified: list[VerifiedPair] = []
+    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified)
+    out.pairs = sorted(
+        (
+            {
+                "source_file": v.record.source_file,
+                "source_line": v.record.source_line,
+                "record_id": v.record.record_id,
+                "candidate_id": v.candidate.record_id,
+                "candidate_ref": v.candidate.ref,
+                "similarity": v.similarity,
+                "merged": v.merged,
+            }
+            for v in verified
+        ),
+        key=lambda r: (r["source_file"], r["source_line"], r["candidate_ref"]),
+    )
     kept.sort(key=_provenance)
     by_canonical: dict[int, list[Record]] = {}
     for d in dups:

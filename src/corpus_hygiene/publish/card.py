@@ -45,6 +45,15 @@ DESCRIPTIONS = {
         "reason": "why the kept copy was chosen over this one",
         "text_raw": "the dropped copy as decoded",
     },
+    "pairs": {
+        "source_file": "where the record checked was",
+        "source_line": "its first line",
+        "record_id": "its record_id (in records.parquet, or the canonical_id of its row in duplicates.parquet)",
+        "candidate_id": "record_id of the earlier canonical record it was compared with",
+        "candidate_ref": "source_file:line of that record",
+        "similarity": "verified similarity of the two texts (the near-duplicate threshold decides)",
+        "merged": "true when this pair made the record a near duplicate of the candidate",
+    },
     "quarantine": {
         "source_file": "the file",
         "source_line": "the record's first line; null when the whole file was refused",
@@ -107,6 +116,8 @@ Languages of kept records: {langs}.
 - `records.parquet`: one row per kept record (fields below).
 - `duplicates.parquet`: every dropped duplicate, with the record it duplicates and why that one was kept.
 - `quarantine.parquet`: every rejected record or unreadable file, with a reason code and a sentence.
+- `pairs.parquet`: every near-duplicate candidate pair whose similarity was verified, above the threshold
+  or below it (exact copies are not pairs): the duplicate audit, to redo in pandas.
 
 | field | meaning |
 |---|---|

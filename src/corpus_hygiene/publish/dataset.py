@@ -3,7 +3,7 @@
 Layout on disk. DATASET_DIR is a symlink to one complete version folder beside it:
 
     data/clean -> .clean.versions/20261202T180102Z-3fa2c1
-    data/.clean.versions/20261202T180102Z-3fa2c1/{records,duplicates,quarantine}.parquet, manifest.json
+    data/.clean.versions/20261202T180102Z-3fa2c1/{records,duplicates,quarantine,pairs}.parquet, manifest.json
 
 A new version is written in full (files fsynced, manifest last), then the symlink is replaced with
 ``os.replace`` — one atomic rename. A crash at any moment leaves DATASET_DIR pointing at either the
@@ -79,7 +79,23 @@ QUARANTINE_SCHEMA = pa.schema(
         pa.field("text_raw", pa.string()),
     ]
 )
-TABLES = {"records": RECORDS_SCHEMA, "duplicates": DUPLICATES_SCHEMA, "quarantine": QUARANTINE_SCHEMA}
+PAIRS_SCHEMA = pa.schema(
+    [
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int32(), nullable=False),
+        pa.field("record_id", pa.string(), nullable=False),
+        pa.field("candidate_id", pa.string(), nullable=False),
+        pa.field("candidate_ref", pa.string(), nullable=False),
+        pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("merged", pa.bool_(), nullable=False),
+    ]
+)
+TABLES = {
+    "records": RECORDS_SCHEMA,
+    "duplicates": DUPLICATES_SCHEMA,
+    "quarantine": QUARANTINE_SCHEMA,
+    "pairs": PAIRS_SCHEMA,
+}
 
 
 class PublishError(Exception):

@@ -145,6 +145,78 @@ def contact_counts(asm: Assembled, policy: Policy) -> dict:
     }
 
 
+BORDERLINE = 20  # pairs shown on each side of the threshold
+WHAT_IF = (0.6, 0.65, 0.7, 0.75, 0.8)
+AUDIT_TEXT_CHARS = 1500
+
+
+def dedup_audit(asm: Assembled, policy: Policy) -> dict:
+    """What a curator needs to judge the near-duplicate threshold, from the pairs this run verified:
+    their similarities, the closest pairs on each side of the threshold (with both texts), the files
+    that lost most of their records to dedup, the largest clusters, and the counts other thresholds
+    would have given (records with a verified pair at or above each; pairs LSH never proposed are not
+    known, and a different threshold could change which copy is canonical)."""
+    threshold = policy.dedup_config().threshold
+    pairs = asm.pairs
+    above = sorted((p for p in pairs if p["similarity"] >= threshold), key=lambda p: p["similarity"])
+    below = sorted((p for p in pairs if p["similarity"] < threshold), key=lambda p: -p["similarity"])
+    shown = above[:BORDERLINE] + below[:BORDERLINE]
+    wanted = {f"{p['source_file']}:{p['source_line']}" for p in shown} | {p["candidate_ref"] for p in shown}
+    texts = {}
+    refs = zip(column(asm.records, "source_file"), column(asm.records, "source_line"), strict=True)
+    for i, (f, line) in enumerate(refs):
+        if f"{f}:{line}" in wanted:
+            texts[f"{f}:{line}"] = asm.records[i]["text_raw"][:AUDIT_TEXT_CHARS]
+    for d in asm.duplicates:
+        if (ref := f"{d['source_file']}:{d['source_line']}") in wanted:
+            texts[ref] = d["text_raw"][:AUDIT_TEXT_CHARS]
+
+    def row(p: dict) -> dict:
+        ref = f"{p['source_file']}:{p['source_line']}"
+        return {
+            **p,
+            "ref": ref,
+            "text": texts.get(ref, ""),
+            "candidate_text": texts.get(p["candidate_ref"], ""),
+        }
+
+    merged_now = {(p["source_file"], p["source_line"]) for p in pairs if p["merged"]}
+    what_if = []
+    for t in WHAT_IF:
+        near = {(p["source_file"], p["source_line"]) for p in pairs if p["similarity"] >= t}
+        what_if.append(
+            {"threshold": t, "near": len(near), "kept": asm.counts["kept"] + len(merged_now) - len(near)}
+        )
+    removed = Counter(d["source_file"] for d in asm.duplicates)
+    files = sorted(
+        (
+            {"file": src.source_file, "paragraphs": src.n_paragraphs, "duplicates": removed[src.source_file]}
+            for src in asm.sources
+            if removed[src.source_file]
+        ),
+        key=lambda f: (-f["duplicates"] / max(1, f["paragraphs"]), f["file"]),
+    )
+    dup_counts = column(asm.records, "dup_count")
+    largest = sorted(range(len(dup_counts)), key=lambda i: (-dup_counts[i], i))[:10]
+    return {
+        "threshold": threshold,
+        "pairs": len(pairs),
+        "histogram": signal_histogram([p["similarity"] for p in pairs], {"threshold": threshold}),
+        "above": [row(p) for p in above[:BORDERLINE]],
+        "below": [row(p) for p in below[:BORDERLINE]],
+        "what_if": what_if,
+        "files": [{**f, "share": f["duplicates"] / max(1, f["paragraphs"])} for f in files[:20]],
+        "largest_clusters": [
+            {
+                "ref": f"{asm.records[i]['source_file']}:{asm.records[i]['source_line']}",
+                "copies": dup_counts[i],
+            }
+            for i in largest
+            if dup_counts[i]
+        ],
+    }
+
+
 def build_metrics(
     *,
     run_id: str,
@@ -171,6 +243,7 @@ def build_metrics(
         "length_histogram": length_histogram(column(asm.records, "n_chars")),
         "checks": asm.check_counts,
         "signals": signal_charts(asm, policy),
+        "dedup_audit": dedup_audit(asm, policy),
         "lost_words": lost_word_rows(asm),
         "text_lost_quarantined": asm.quarantine_reasons.get("text_lost", 0),
         "max_lost_words": policy.max_lost_words,
