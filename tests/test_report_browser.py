@@ -77,6 +77,7 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
             lambda r: problems.append(f"network: {r.url}") if not r.url.startswith("file:") else None,
         )
         page.goto(Path(page_path).as_uri())
+        page.click("#q-details > summary")  # long sections start closed, with their counts in the summary
         for selector in [
             "#summary",
             "#funnel-chart",
@@ -87,6 +88,8 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
             "#signal-stopword_share",
             "#contacts",
             "#duplicates",
+            "#dedup-audit",
+            "#what-if",
             "#q-table",
             "#gates",
             "#checks",
@@ -94,7 +97,7 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
         ]:
             assert page.locator(selector).first.is_visible(), selector
         rows = page.locator("#q-table tbody tr")
-        assert page.locator("figure.signal").count() == 6
+        assert page.locator(".signals figure.signal").count() == 6
         assert page.locator("#signal-mean_word_length line.limit").count() == 2  # min and max drawn
         assert rows.count() == len(asm.quarantine) == 7
         page.select_option("#q-reason", "not_placeholder")
@@ -109,3 +112,62 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
         browser.close()
     assert problems == []
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def stress_report(tmp_path_factory):
+    from corpus_hygiene.checks import load_policy
+
+    from .report_corpus import build
+
+    policy = load_policy()
+    root = tmp_path_factory.mktemp("stress")
+    build(root / "in")
+    found = discover(root / "in", policy.max_file_bytes)
+    asm = assemble([process_file(f, policy) for f in found.files], found.refused, found.skipped, policy)
+    metrics = build_metrics(
+        run_id="20261205T000000Z-000000",
+        input_dir=str(root / "in"),
+        dataset_dir="data/clean",
+        asm=asm,
+        policy=policy,
+        stage_seconds={"assemble": 1.0},
+        outcome="published",
+    )
+    return write_reports(root / "reports", metrics, asm.quarantine, asm.duplicates, asm.records), asm
+
+
+SECTIONS = ["#summary", "#sources", "#languages", "#repairs", "#signals", "#duplicates", "#dedup-audit",
+            "#similarity-histogram", "#what-if", "#dup-files", "#quarantine", "#validation", "#changes",
+            "#run"]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_report_of_a_hard_corpus_fits_the_screen_at_every_width(stress_report, width, tmp_path):
+    """Deep paths, long names and URLs, CJK and RTL text: the page never scrolls sideways, closed or
+    with every section open, and its length stays bounded; the filter works; screenshots are kept."""
+    from playwright.sync_api import sync_playwright
+
+    page_path, asm = stress_report
+    assert len(asm.records) + len(asm.duplicates) + len(asm.quarantine) == 2000
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(Path(page_path).as_uri())
+        for selector in SECTIONS:
+            assert page.locator(selector).count() == 1, selector
+        size = "[document.documentElement.scrollWidth, innerWidth, document.documentElement.scrollHeight]"
+        scroll_width, inner, height = page.evaluate(size)
+        assert scroll_width <= inner and height < 12_000, (scroll_width, inner, height)
+        page.screenshot(path=str(tmp_path / f"closed-{width}.png"), full_page=True)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        scroll_width, inner, _ = page.evaluate(size)
+        assert scroll_width <= inner, (scroll_width, inner)
+        page.select_option("#q-reason", "not_placeholder")
+        shown = page.locator("#q-table tbody tr:visible").count()
+        assert shown == sum(1 for q in asm.quarantine if q["reason"] == "not_placeholder") > 0
+        page.screenshot(path=str(tmp_path / f"open-{width}.png"))
+        browser.close()
+    assert errors == []

@@ -48,7 +48,7 @@ DESCRIPTIONS = {
     "pairs": {
         "source_file": "where the record checked was",
         "source_line": "its first line",
-        "record_id": "its record_id (in records.parquet, or the canonical_id of its duplicates.parquet row)",
+        "record_id": "record_id of the record checked (in records.parquet when it was kept)",
         "candidate_id": "record_id of the earlier canonical record it was compared with",
         "candidate_ref": "source_file:line of that record",
         "similarity": "verified similarity of the two texts (the near-duplicate threshold decides)",
