@@ -222,7 +222,14 @@ def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, 
     card = (out / "clean" / "README.md").read_text("utf-8")
     assert "| 32 | 20 | 5 | 7 | 10 |" in card and "`not_placeholder` | 2 |" in card
     assert "quality limits (min_words 10," in card and "min_stopword_share 0.05" in card
+    pairs = pq.read_table(out / "clean" / "pairs.parquet").to_pylist()  # the two near duplicates' pairs
+    assert sorted((p["source_file"], p["source_line"], p["candidate_ref"], p["merged"]) for p in pairs) == [
+        ("iclr_2026_papers.txt", 13, "aaai_2025_accepted.md:7", True),
+        ("zh/iclr_2026_论文列表.txt", 10, "zh/iclr_2026_论文列表.txt:5", True),
+    ]
+    assert "`pairs.parquet`" in card
     schema = json.loads((out / "clean" / "schema.json").read_text("utf-8"))
+    assert list(schema["tables"]) == ["records", "duplicates", "quarantine", "pairs"]
     assert [c["name"] for c in schema["tables"]["duplicates"]][:3] == [
         "source_file",
         "source_line",
@@ -357,6 +364,7 @@ def test_example_report_shows_the_run(example_run):
     assert "1 e-mail addresses in 1 records" in report and "1 phone numbers in 1 records" in report
     assert "voice-corpus@example.org" not in report.split('id="contacts"')[1].split("</p>")[0]
     assert 'id="no-lost-words"' in report
+    assert 'id="similarity-histogram"' in report and 'id="what-if"' in report and "threshold 0.7" in report
     index = (out / "reports" / "index.html").read_text("utf-8")
     assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
     metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
