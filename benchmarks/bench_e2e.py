@@ -128,12 +128,33 @@ def run(input_dir: Path, out: Path, workers: int, extra: tuple[str, ...] = ()) -
         return {**result, "outcome": out_text.splitlines()[0]}
     run_id = out_text.split()[1].rstrip(":")
     metrics = json.loads((out / "reports" / f"{run_id}.metrics.json").read_text())
+    page = out / "reports" / f"{run_id}.html"
     return {
         **result,
         "counts": metrics["counts"],
         "stage_seconds": metrics["stage_seconds"],
         "files_from_cache": metrics["files_from_cache"],
+        "report_bytes": page.stat().st_size,
+        "report_open_seconds": report_open_seconds(page),
     }
+
+
+def report_open_seconds(page: Path) -> float | None:
+    """Seconds Debian's chromium (headless, through Playwright) takes to load the page from disk, the
+    browser already started; None without chromium."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return None
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page(viewport={"width": 1400, "height": 900})
+        start = time.perf_counter()
+        tab.goto(page.as_uri(), wait_until="load")
+        seconds = time.perf_counter() - start
+        browser.close()
+    return round(seconds, 2)
 
 
 def startup_seconds(tmp: Path, workers: int) -> float:
