@@ -14,18 +14,6 @@ from pathlib import Path
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
 
 
-QUALITY_LIMITS = (
-    "min_words",
-    "min_mean_word_length",
-    "max_mean_word_length",
-    "min_alpha_share",
-    "min_stopword_share",
-    "max_repeated_ngram_share",
-    "max_urls",
-)
-CONTACT_ACTIONS = ("keep", "mask", "quarantine")
-
-
 class PolicyError(Exception):
     """The policy file is missing a value or has one of the wrong type."""
 
@@ -50,9 +38,13 @@ class Policy:
         return int(max_file_mb * 1024 * 1024) if max_file_mb else self.max_file_bytes
 
     def dedup_config(self):
+        return self.dedup_config_of(self.dedup)
+
+    @staticmethod
+    def dedup_config_of(values: dict):
         from corpus_hygiene.dedup.config import DedupConfig
 
-        return DedupConfig(**self.dedup)
+        return DedupConfig(**values)
 
     def check_params(self) -> dict:
         """Every value a record check may read, by name."""
@@ -69,52 +61,41 @@ class Policy:
 
 
 def load_policy(path: Path | str | None = None) -> Policy:
+    """Read and check the policy file (``policy_model.PolicyFile``): an unknown key, a value of the wrong
+    type or out of range is a PolicyError naming the file, line and key, before any work starts."""
+    from pydantic import ValidationError
+
+    from corpus_hygiene.checks.policy_model import PolicyFile, describe
+
     policy_path = Path(path) if path else DEFAULT_POLICY_PATH
     try:
         raw = policy_path.read_bytes()
     except OSError as exc:
         raise PolicyError(f"cannot read policy file {policy_path}: {exc.strerror}") from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-        policy = Policy(
-            max_file_bytes=int(float(data["ingest"]["max_file_mb"]) * 1024 * 1024),
-            min_chars=int(data["record"]["min_chars"]),
-            max_chars=int(data["record"]["max_chars"]),
-            sha256=hashlib.sha256(raw).hexdigest(),
-            path=str(policy_path),
-            dedup=dict(data.get("dedup", {})),
-            checks=dict(data["checks"]),
-            gates=dict(data["gates"]),
-            stream_above_bytes=int(float(data["ingest"].get("stream_above_mb", 64)) * 1024 * 1024),
-            max_lost_words=int(data["record"]["max_lost_words"]),
-            quality={key: float(data["quality"][key]) for key in QUALITY_LIMITS},
-            contacts=str(data["contacts"]["action"]),
-        )
-        for key in (
-            "year_min",
-            "year_max",
-            "repetition_min_words",
-            "min_distinct_word_ratio",
-            "placeholder_max_chars",
-            "placeholders",
-        ):
-            policy.checks[key]  # noqa: B018 - presence check, KeyError below names it
-        for key in ("min_records", "max_quarantine_share", "max_duplicate_share"):
-            policy.gates[key]  # noqa: B018
-    except (KeyError, TypeError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(
-            f"policy file {policy_path} is invalid ({type(exc).__name__}: {exc}); "
-            f"compare with {DEFAULT_POLICY_PATH}"
-        ) from exc
-    if policy.contacts not in CONTACT_ACTIONS:
-        raise PolicyError(
-            f"policy file {policy_path}: contacts.action is {policy.contacts!r}; "
-            f"use one of {', '.join(CONTACT_ACTIONS)}"
-        )
-    if not 0 < policy.min_chars < policy.max_chars:
-        raise PolicyError(f"policy file {policy_path}: need 0 < record.min_chars < record.max_chars")
+        text = raw.decode("utf-8")
+        model = PolicyFile.model_validate(tomllib.loads(text))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PolicyError(f"policy file {policy_path} is not valid TOML: {exc}") from exc
+    except ValidationError as exc:
+        problems = describe(exc, text, str(policy_path))
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PolicyError(problems[0] + more) from exc
     try:
-        policy.dedup_config()
+        Policy.dedup_config_of(model.dedup.model_dump())
     except (TypeError, ValueError) as exc:
         raise PolicyError(f"policy file {policy_path}: [dedup] is invalid: {exc}") from exc
-    return policy
+    return Policy(
+        max_file_bytes=int(model.ingest.max_file_mb * 1024 * 1024),
+        min_chars=model.record.min_chars,
+        max_chars=model.record.max_chars,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        path=str(policy_path),
+        dedup=model.dedup.model_dump(),
+        checks=model.checks.model_dump(),
+        gates=model.gates.model_dump(),
+        stream_above_bytes=int(model.ingest.stream_above_mb * 1024 * 1024),
+        max_lost_words=model.record.max_lost_words,
+        quality=model.quality.model_dump(),
+        contacts=model.contacts.action,
+    )

@@ -274,16 +274,62 @@ def _sliced(records: list[dict], size: int) -> dict:
             (("records", records), ("duplicates", []), ("quarantine", []), ("pairs", []))}  # fmt: skip
 
 
-def test_policy_errors_name_the_file_and_the_problem(tmp_path):
-    bad = tmp_path / "policy.toml"
-    bad.write_text("[record]\nmin_chars = 10\n")
-    with pytest.raises(PolicyError, match="policy.toml is invalid .*KeyError"):
-        load_policy(bad)
-    good = load_policy()
-    text = open(good.path, encoding="utf-8").read().replace("min_chars = 50", "min_chars = 50000")
-    bad.write_text(text)
-    with pytest.raises(PolicyError, match="need 0 < record.min_chars < record.max_chars"):
-        load_policy(bad)
+POLICY_MISTAKES = [
+    (
+        "max_file_mb = 1024",
+        "max_fil_mb = 1024",
+        "[ingest] max_fil_mb: unknown key; did you mean max_file_mb?",
+    ),
+    (
+        "min_chars = 50",
+        'min_chars = "fifty"',
+        "[record] min_chars: Input should be a valid integer (got 'fifty')",
+    ),
+    ("min_chars = 50", "min_chars = 50000", "[record]: min_chars must be below max_chars"),
+    (
+        'action = "keep"',
+        'action = "delete"',
+        "[contacts] action: Input should be 'keep', 'mask' or 'quarantine'",
+    ),
+    (
+        "max_duplicate_share = 0.6",
+        "max_duplicate_share = 1.6",
+        "[gates] max_duplicate_share: Input should be less",
+    ),
+    ("[gates]", "[gatez]", "[gatez]: unknown table; did you mean gates?"),
+    ("threshold = 0.70", "treshold = 0.70", "[dedup] treshold: unknown key; did you mean threshold?"),
+    ("max_urls = 5", "", "[quality] max_urls: missing"),
+]
+
+
+@pytest.mark.parametrize(
+    ("good", "bad", "message"), POLICY_MISTAKES, ids=[m[1] or m[0] for m in POLICY_MISTAKES]
+)
+def test_policy_mistakes_name_the_file_line_and_key(tmp_path, good, bad, message):
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+
+    text = DEFAULT_POLICY_PATH.read_text("utf-8")
+    assert good in text
+    path = tmp_path / "policy.toml"
+    path.write_text(text.replace(good, bad, 1))
+    with pytest.raises(PolicyError) as caught:
+        load_policy(path)
+    where, _, what = str(caught.value).partition(": ")
+    assert what.startswith(message), str(caught.value)
+    file, line = where.rsplit(":", 1)
+    assert file == str(path)
+    if bad:  # the line holds the mistake, or opens its table for a problem across the table's keys
+        at = path.read_text().splitlines()[int(line) - 1]
+        assert bad.split(" =")[0] in at or (at.startswith("[") and message.startswith(at))
+
+
+def test_policy_errors_for_an_unreadable_or_broken_file(tmp_path):
+    with pytest.raises(PolicyError, match="cannot read policy file .*missing.toml"):
+        load_policy(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[record\nmin_chars = 10\n")
+    with pytest.raises(PolicyError, match="broken.toml is not valid TOML"):
+        load_policy(broken)
 
 
 def test_policy_hash_changes_with_its_content(tmp_path):
@@ -355,16 +401,3 @@ def test_contact_details_are_kept_by_default_and_quarantined_when_the_policy_say
         "contact details in the text (1 e-mail addresses, 1 phone numbers); the policy quarantines them"
     )
     assert "ada@" not in failure.detail
-
-
-def test_a_policy_without_the_new_tables_or_with_an_unknown_action_is_refused(tmp_path):
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-
-    text = DEFAULT_POLICY_PATH.read_text("utf-8")
-    bad = tmp_path / "bad.toml"
-    bad.write_text(text.replace('action = "keep"', 'action = "delete"'))
-    with pytest.raises(PolicyError, match="contacts.action is 'delete'; use one of keep, mask, quarantine"):
-        load_policy(bad)
-    bad.write_text(text.replace("max_urls = 5", ""))
-    with pytest.raises(PolicyError, match="max_urls"):
-        load_policy(bad)

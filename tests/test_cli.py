@@ -149,3 +149,25 @@ def test_defaults_fill_the_environment_and_leave_what_the_user_set():
     served: dict = {"PREFECT_API_URL": "http://127.0.0.1:4200/api"}
     apply_defaults(ephemeral=True, environ=served)  # a server of the user's: not ours to configure
     assert "PREFECT_SERVER_UI_ENABLED" not in served
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_a_wrong_policy_exits_2_with_one_line_before_prefect_starts(command, tmp_path):
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(DEFAULT_POLICY_PATH.read_text("utf-8").replace("max_file_mb =", "max_fil_mb ="))
+    cron = ["--cron", "* * * * *"] if command == "serve" else []
+    argv = [command, str(EXAMPLES), *cron, "--policy", str(policy), "--dataset-dir", str(tmp_path / "clean")]
+    script = (
+        "import sys\nfrom corpus_hygiene.cli import main\n"
+        f"try:\n    code = main({argv!r})\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "print(code, 'prefect' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["2", "False"]  # exit 2, and Prefect never imported
+    assert (
+        proc.stderr
+        == f"hygiene: {policy}:6: [ingest] max_fil_mb: unknown key; did you mean max_file_mb? (and 1 more)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.toml"]  # nothing written

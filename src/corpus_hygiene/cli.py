@@ -40,6 +40,17 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _policy_error(policy_path: str | None) -> str | None:
+    """The policy file's first problem, found before Prefect starts (None when it is sound)."""
+    from corpus_hygiene.checks import PolicyError, load_policy
+
+    try:
+        load_policy(policy_path)
+    except PolicyError as exc:
+        return str(exc)
+    return None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     apply_defaults(ephemeral=True)
     params = flow_parameters(args)
@@ -53,6 +64,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"unchanged: {params['dataset_dir']} ({version}): nothing to do")
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0
+    if (problem := _policy_error(params["policy_path"])) is not None:
+        print(f"hygiene: {problem}", file=sys.stderr)
+        return 2
     from corpus_hygiene.flows.hygiene import hygiene_flow
 
     state = hygiene_flow(**params, return_state=True)
@@ -107,6 +121,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     apply_defaults(ephemeral=False)
     params = flow_parameters(args)
+    if (problem := _policy_error(params["policy_path"])) is not None:
+        print(f"hygiene: {problem}", file=sys.stderr)
+        return 2
     log = Path(params["reports_dir"]) / "prefect-server.log"
     try:
         given = os.environ.get("PREFECT_API_URL")  # the user's server, else Prefect's own as our child
