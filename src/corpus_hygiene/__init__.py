@@ -23,9 +23,10 @@ if not (_here / "flows").is_dir() and (_repo_root / "flows" / "__init__.py").is_
     __path__.append(str(_repo_root))  # noqa: F821 - __path__ is defined for packages
 
 
-def read_dataset(path, *, arrow: bool = False):
-    """The kept records of the dataset published at ``path``, after the checks of ``hygiene validate``:
-    a pandas DataFrame, or a pyarrow Table with ``arrow=True`` (see corpus_hygiene.publish.dataset)."""
+def read_dataset(path, *, table: str = "records", arrow: bool = False):
+    """A table (records, duplicates, quarantine, pairs) of the dataset published at ``path``, after the
+    checks of ``hygiene validate``: a pandas DataFrame, or a pyarrow Table with ``arrow=True`` (see
+    corpus_hygiene.publish.dataset)."""
     from corpus_hygiene.publish.dataset import read_dataset as _read
 
-    return _read(path, arrow=arrow)
+    return _read(path, table=table, arrow=arrow)

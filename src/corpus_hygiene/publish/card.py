@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from corpus_hygiene.publish.dataset import SCHEMA_VERSION, TABLES
 
@@ -82,6 +83,36 @@ def schema_json() -> str:
     )
 
 
+def _size_category(n: int) -> str:
+    """The Hugging Face Hub's size category of ``n`` rows."""
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if n < limit:
+            return name
+    return "1M<n<10M" if n < 10_000_000 else "10M<n<100M"
+
+
+def _front_matter(metrics: dict) -> str:
+    """The YAML the Hugging Face Hub and ``datasets.load_dataset(folder)`` read: one config per table
+    (records the default), the records' languages, size category, and a license field to fill in (the
+    abstracts' own licences are their sources')."""
+    configs = "".join(
+        f"- config_name: {name}\n  data_files: {name}.parquet\n"
+        + ("  default: true\n" if name == "records" else "")
+        for name in TABLES
+    )
+    languages = "".join(f"- {lang}\n" for lang in sorted(metrics["languages"]) if lang != "und") or "- en\n"
+    return (
+        f"---\nconfigs:\n{configs}language:\n{languages}license: unknown\n"
+        f"size_categories:\n- {_size_category(metrics['counts']['kept'])}\n"
+        f"pretty_name: corpus-hygiene abstracts ({metrics['run_id']})\n---\n\n"
+    )
+
+
 def dataset_card(metrics: dict) -> str:
     c = metrics["counts"]
     langs = ", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none"
@@ -95,10 +126,10 @@ def dataset_card(metrics: dict) -> str:
         f"| {g['name']} | {'pass' if g['passed'] else 'FAIL'} | {g['detail']} |"
         for g in metrics.get("gates", [])
     )
-    return f"""# corpus-hygiene dataset
+    return f"""{_front_matter(metrics)}# corpus-hygiene dataset
 
 Clean, deduplicated paper abstracts produced by corpus-hygiene {metrics["code_version"]} in run
-`{metrics["run_id"]}` ({metrics["created_at"]}) from `{metrics["input_dir"]}`.
+`{metrics["run_id"]}` ({metrics["created_at"]}) from a folder named `{Path(metrics["input_dir"]).name}`.
 Schema version {SCHEMA_VERSION}; `schema.json` describes every column; `manifest.json` lists every input
 and output file with its sha256. Check it with `hygiene validate <this folder>` or read it with
 `corpus_hygiene.read_dataset(<this folder>)`, which runs the same checks.
@@ -135,7 +166,7 @@ Decoding (BOM, UTF-8, charset detection) → header and paragraph split → lang
 cleaning (ftfy, LaTeX to Unicode, markdown, PDF artefacts, NFC; words checked against the input) →
 quality signals → the named record checks of the policy → exact and near-duplicate detection
 (MinHash LSH, verified similarity) → gates → publish.
-Policy `{metrics["policy_path"]}` (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
+Policy `{Path(metrics["policy_path"]).name}` (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
 `{metrics["dedup_config"]["fingerprint"]}`.
 
 Every kept record is within the policy's quality limits ({quality or "none"}); it lost at most

@@ -385,14 +385,17 @@ def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
     return manifest, schema_failures(frames)
 
 
-def read_dataset(dataset_dir: Path | str, *, arrow: bool = False):
-    """The kept records of a published dataset, after the same checks as ``hygiene validate``.
+def read_dataset(dataset_dir: Path | str, *, table: str = "records", arrow: bool = False):
+    """A table of a published dataset (``records``, ``duplicates``, ``quarantine`` or ``pairs``), after
+    the same checks as ``hygiene validate``.
 
     Returns a pandas DataFrame, or a pyarrow Table with ``arrow=True``. Raises DatasetError when the
-    dataset does not match its manifest or the contract.
+    dataset does not match its manifest or the contract, ValueError for a table that is not one of them.
     """
+    if table not in TABLES:
+        raise ValueError(f"no table {table!r} in a corpus-hygiene dataset: use one of {', '.join(TABLES)}")
     manifest, failures = validate_dataset(dataset_dir)
     if failures:
         raise DatasetError(f"{dataset_dir} breaks the contract: " + "; ".join(failures[:5]))
-    table = pq.read_table(Path(dataset_dir) / "records.parquet")
+    table = pq.read_table(Path(dataset_dir) / f"{table}.parquet")
     return table if arrow else to_frame(table)
