@@ -12,7 +12,7 @@ DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-fast bench bench-e2e bench-large bench-datatrove lint clean help
+.PHONY: setup setup-dev run test test-fast bench bench-e2e bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
@@ -31,12 +31,20 @@ help:
 # Bytecode is compiled at install: where PYTHONDONTWRITEBYTECODE is set (as on this machine) Python never
 # writes .pyc files, and every process (the CLI, Prefect's server, each Dask worker) would compile
 # thousands of modules from source on every start.
+# `make run` installs the runtime dependencies only; tests, lint and benchmarks add the dev group.
+# --inexact: a runtime sync after a full one leaves the test tools in place.
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --locked --compile-bytecode
+	$(UV) sync --locked --no-dev --inexact --compile-bytecode
 	$(VENV)/bin/python -m compileall -q src flows checks >/dev/null
 	@touch $@
 
+$(VENV)/.synced-dev: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked --compile-bytecode
+	$(VENV)/bin/python -m compileall -q src flows checks >/dev/null
+	@touch $@ $(VENV)/.synced
+
 setup: $(VENV)/.synced
+setup-dev: $(VENV)/.synced-dev
 
 run: setup
 	$(VENV)/bin/hygiene run $(INPUT) --dataset-dir $(DATASET) --reports-dir $(REPORTS)
@@ -45,16 +53,16 @@ run: setup
 	@echo "Reports: $(REPORTS)/index.html (latest run first)"
 
 # pytest exits 5 when it collected no tests: say so plainly rather than fail on a technicality.
-test: setup
+test: setup-dev
 	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: ran no test"; exit 0; fi; exit $$rc
 
-test-fast: setup
+test-fast: setup-dev
 	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # Benchmarks read ../shared at run time; figures go to benchmarks/results/*.json. BENCH_MB sets corpus size.
 BENCH_MB ?= 50
-bench: setup
+bench: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_ingest --mb $(BENCH_MB)
 	$(VENV)/bin/python -m benchmarks.bench_clean --mb $(BENCH_MB)
 	$(VENV)/bin/python -m benchmarks.bench_text_quality
@@ -67,12 +75,12 @@ bench: setup
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000
 WORKERS ?= 1
-bench-e2e: setup
+bench-e2e: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
 # Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
 # end, ad hoc and against a long-lived Prefect server, on one worker and on two; 1M on two. ~2 hours.
-bench-large: setup
+bench-large: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
 	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
@@ -83,14 +91,14 @@ bench-large: setup
 # datatrove runs from a venv of its own (never in the product's): datatrove, spacy for its tokenizer.
 RECORDS ?= 100000
 DATATROVE_VENV := .venv-datatrove
-$(DATATROVE_VENV)/bin/python: setup
+$(DATATROVE_VENV)/bin/python: setup-dev
 	$(UV) venv -q --python $(PYTHON) $(DATATROVE_VENV)
 	VIRTUAL_ENV=$(DATATROVE_VENV) $(UV) pip install -q "datatrove[processing]==0.10.1" spacy==3.8.18 orjson==3.13.0
 
 bench-datatrove: $(DATATROVE_VENV)/bin/python
 	$(VENV)/bin/python -m benchmarks.bench_datatrove --records $(RECORDS)
 
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check src flows checks tests benchmarks examples
 	$(VENV)/bin/ruff format --check src flows checks tests benchmarks examples
 
