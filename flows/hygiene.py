@@ -11,6 +11,7 @@ arguments looking for futures.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from corpus_hygiene.pipeline.process import process_files
 from corpus_hygiene.publish.card import dataset_card, schema_json
 from corpus_hygiene.publish.changes import changes_since_previous
 from corpus_hygiene.publish.dataset import PublishError, StagedVersion, commit_or_publish, stage_version
+from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
@@ -97,11 +99,35 @@ def hygiene_flow(
     use_cache: bool = True,
     workers: int = 1,
     dask_address: str | None = None,
+    wait_seconds: float = 0.0,
 ):
     """``workers`` > 1: the per-file work on a local Dask cluster of that many processes, made for the
-    stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead."""
-    logger = get_run_logger()
+    stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead.
+    ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time)."""
     run_id = new_run_id()
+    try:
+        with dataset_lock(dataset_dir, f"run {run_id} (pid {os.getpid()})", wait_seconds):
+            return _hygiene(
+                run_id, input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache, workers,
+                dask_address,
+            )  # fmt: skip
+    except DatasetBusy as exc:
+        return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+
+
+def _hygiene(
+    run_id: str,
+    input_dir: str,
+    dataset_dir: str,
+    reports_dir: str,
+    policy_path: str | None,
+    max_file_mb: float | None,
+    use_cache: bool,
+    workers: int,
+    dask_address: str | None,
+):
+    """The run itself, under the dataset's lock."""
+    logger = get_run_logger()
     timings: dict[str, float] = {}
 
     def timed(stage: str, fn, *args):

@@ -134,6 +134,7 @@ def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
             "use_cache": False,
             "workers": 2,
             "dask_address": None,
+            "wait_seconds": 0.0,
         }
     )
 

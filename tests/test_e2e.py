@@ -23,23 +23,20 @@ ZH_ABSTRACT = ZH + "本文提出一种基于子结构注意力的解释方法，
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 
 
+def _command(input_dir, out_dir, *extra):
+    return [HYGIENE, "run", str(input_dir), "--dataset-dir", str(out_dir / "clean"),
+            "--reports-dir", str(out_dir / "reports"), *extra]  # fmt: skip
+
+
 def run_hygiene(input_dir, out_dir, *extra):
-    proc = subprocess.run(
-        [
-            HYGIENE,
-            "run",
-            str(input_dir),
-            "--dataset-dir",
-            str(out_dir / "clean"),
-            "--reports-dir",
-            str(out_dir / "reports"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    return subprocess.run(_command(input_dir, out_dir, *extra), capture_output=True, text=True, timeout=600)
+
+
+def run_hygiene_async(input_dir, out_dir, *extra):
+    """The same run, started and left running (communicate() or wait() on it)."""
+    return subprocess.Popen(
+        _command(input_dir, out_dir, *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    return proc
 
 
 def tables(dataset_dir):

@@ -25,6 +25,7 @@ def flow_parameters(args: argparse.Namespace) -> dict:
         "use_cache": not args.no_cache,
         "workers": args.workers,
         "dask_address": args.dask_address,
+        "wait_seconds": args.wait,
     }
 
 
@@ -35,6 +36,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return f"--workers must be at least 1 (got {args.workers})"
     if args.workers > 1 and args.dask_address:
         return "--workers makes a local Dask cluster and --dask-address uses another: give one of them"
+    if args.wait < 0:
+        return f"--wait must be 0 or more seconds (got {args.wait:g})"
     if args.max_file_mb is not None and args.max_file_mb <= 0:
         return f"--max-file-mb must be positive (got {args.max_file_mb:g})"
     return None
@@ -239,6 +242,13 @@ def _flow_arguments(parser: argparse.ArgumentParser) -> None:
         help="process files on a local Dask cluster of this many worker processes (default: 1, no Dask)",
     )
     parser.add_argument("--dask-address", default=None, help="process files on this running Dask scheduler")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another run writing the same dataset (default: 0, fail at once)",
+    )
     parser.add_argument(
         "--no-cache",
         action="store_true",

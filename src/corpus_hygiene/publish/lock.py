@@ -1,0 +1,55 @@
+"""One run per dataset at a time: an OS file lock beside the dataset folder.
+
+``flock`` is released by the kernel when its holder exits, a crash or SIGKILL included, so a lock can
+never outlive its run. The lock file (``.NAME.lock`` beside ``NAME``) keeps the holder's description
+for the message a second run prints.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class DatasetBusy(Exception):
+    """Another run holds the dataset's lock."""
+
+
+def lock_path(dataset_dir: Path | str) -> Path:
+    dataset_dir = Path(dataset_dir)
+    return dataset_dir.parent / f".{dataset_dir.name}.lock"
+
+
+@contextmanager
+def dataset_lock(dataset_dir: Path | str, holder: str, wait_seconds: float = 0.0) -> Iterator[None]:
+    """Hold ``dataset_dir``'s lock for the block, waiting up to ``wait_seconds`` for another holder."""
+    path = lock_path(dataset_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    other = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another run"
+                    raise DatasetBusy(
+                        f"{dataset_dir} is being written by {other}; waited {wait_seconds:g} s "
+                        "(--wait SECONDS to wait longer)"
+                    ) from None
+                time.sleep(0.2)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder.encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
