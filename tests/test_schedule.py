@@ -120,6 +120,9 @@ def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
     inspect = _prefect(env, "deployment", "inspect", "corpus-hygiene/nightly")
     assert inspect.returncode == 0 and "0 3 * * *" in inspect.stdout
     assert "flows/hygiene.py:hygiene_flow" in inspect.stdout
+    # the deployment's concurrency limit of 1: Prefect keeps it as a global limit named after it
+    limit = inspect.stdout.split("'global_concurrency_limit': {")[1].split("}")[0]
+    assert "'name': 'deployment:" in limit and "'limit': 1," in limit
 
 
 def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
