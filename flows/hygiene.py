@@ -25,7 +25,7 @@ from prefect.utilities.annotations import quote
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import gate_and_stage
 from corpus_hygiene.flows.on_dask import Progress, process_on_dask, use_dask
-from corpus_hygiene.flows.outcome import RunOutcome, publish_artifacts, summary_of
+from corpus_hygiene.flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
 from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key
@@ -187,7 +187,9 @@ def _hygiene(
         if staged is not None:
             staged.discard()
         reasons = "; ".join(f"{g.name}: {g.detail}" for g in broken)
-        return failed(f"gate failed, nothing published: {reasons}", metrics, asm)
+        outcome = failed(f"gate failed, nothing published: {reasons}", metrics, asm)
+        announce("gate.failed", dataset_dir, metrics, outcome.data.report)
+        return outcome
     try:
         version = timed(
             "publish", publish_dataset, dataset_dir, run_id, quote(asm), quote(metrics), quote(staged)
@@ -199,6 +201,7 @@ def _hygiene(
         save_memo(memo_file, memo)
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))
+    announce("dataset.published", dataset_dir, metrics, page)
     logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
     c = asm.counts
     message = (

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+from prefect.events import emit_event
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,4 +53,22 @@ def publish_artifacts(metrics: dict, page: Path) -> None:
         or [{"reason": "-", "rows": 0}],
         key="corpus-hygiene-quarantine",
         description="Quarantined rows per reason",
+    )
+
+
+def announce(event: str, dataset_dir: str, metrics: dict, page: Path | str | None) -> None:
+    """A Prefect event (``corpus-hygiene.dataset.published`` or ``corpus-hygiene.gate.failed``) about the
+    dataset, so that an automation can react: the counts, the outcome and the report's path as payload."""
+    emit_event(
+        event=f"corpus-hygiene.{event}",
+        resource={
+            "prefect.resource.id": f"corpus-hygiene.dataset.{dataset_dir}",
+            "prefect.resource.name": dataset_dir,
+        },
+        payload={
+            "run_id": metrics["run_id"],
+            "outcome": metrics["outcome"],
+            "counts": metrics["counts"],
+            "report": str(page) if page else None,
+        },
     )

@@ -49,9 +49,9 @@ def _tables(dataset: Path) -> dict:
     return {name: sha for name, sha in outputs.items() if name.endswith(".parquet")}
 
 
-def _hygiene_run(env: dict, out: Path) -> subprocess.CompletedProcess:
+def _hygiene_run(env: dict, out: Path, *extra: str) -> subprocess.CompletedProcess:
     args = [str(BIN / "hygiene"), "run", str(EXAMPLES), "--dataset-dir", str(out / "clean"),
-            "--reports-dir", str(out / "reports")]  # fmt: skip
+            "--reports-dir", str(out / "reports"), *extra]  # fmt: skip
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -131,3 +131,29 @@ def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
     assert "Starting temporary server" not in proc.stdout + proc.stderr
     runs = httpx.post(f"{server['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=10).json()
     assert any(r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED" for r in runs)
+
+
+def _events(api: str, name: str) -> list[dict]:
+    body = {"filter": {"event": {"name": [name]}}, "limit": 50}
+    return httpx.post(f"{api}/events/filter", json=body, timeout=10).json().get("events", [])
+
+
+def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp_path):
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+
+    api = server["PREFECT_API_URL"]
+    ok = _hygiene_run(server, tmp_path / "ok")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    (published,) = _wait(lambda: _events(api, "corpus-hygiene.dataset.published"), 60, "the published event")
+    assert published["resource"]["prefect.resource.name"] == str(tmp_path / "ok" / "clean")
+    assert published["payload"]["counts"]["kept"] == 20 and published["payload"]["report"].endswith(".html")
+    strict = tmp_path / "strict.toml"
+    strict.write_text(
+        DEFAULT_POLICY_PATH.read_text("utf-8").replace(
+            "max_quarantine_share = 0.5", "max_quarantine_share = 0.1"
+        )
+    )
+    failed = _hygiene_run(server, tmp_path / "strict", "--policy", str(strict))
+    assert failed.returncode == 1
+    (gate,) = _wait(lambda: _events(api, "corpus-hygiene.gate.failed"), 60, "the gate.failed event")
+    assert gate["payload"]["outcome"].startswith("gate failed, nothing published: quarantine_share")
