@@ -172,3 +172,49 @@ def test_a_wrong_policy_exits_2_with_one_line_before_prefect_starts(command, tmp
         == f"hygiene: {policy}:6: [ingest] max_fil_mb: unknown key; did you mean max_file_mb? (and 1 more)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.toml"]  # nothing written
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_unwritable_folders_unreachable_schedulers_and_bad_prefect_settings_exit_2_at_once(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "a-file").write_text("")
+    under_file = tmp_path / "a-file"  # nothing can be created under a regular file, root or not
+    port = _free_port()
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    cases = [
+        (
+            ["--dataset-dir", str(under_file / "clean")],
+            f"--dataset-dir {str(under_file / 'clean')!r} cannot be",
+        ),
+        (
+            ["--reports-dir", str(under_file / "r")],
+            f"--reports-dir {str(under_file / 'r')!r} cannot be created",
+        ),
+        (
+            ["--dask-address", f"tcp://127.0.0.1:{port}"],
+            f"--dask-address tcp://127.0.0.1:{port}: nothing answers",
+        ),
+        (["--dask-address", "nonsense"], "--dask-address nonsense: it is not tcp://HOST:PORT"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d"), *extra])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
+    monkeypatch.setenv("PREFECT_API_URL", "not-a-url")
+    with pytest.raises(SystemExit):
+        main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d")])
+    assert "PREFECT_API_URL='not-a-url' is not an http(s) URL" in capsys.readouterr().err
+    monkeypatch.delenv("PREFECT_API_URL")
+    monkeypatch.setenv("PREFECT_HOME", str(under_file / "prefect"))
+    with pytest.raises(SystemExit):
+        main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d")])
+    assert f"PREFECT_HOME {str(under_file / 'prefect')!r} cannot be created" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

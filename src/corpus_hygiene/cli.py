@@ -7,8 +7,11 @@ here to the flow. Prefect is imported only once a run is needed.
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from corpus_hygiene import __version__
 from corpus_hygiene.settings import apply_defaults
@@ -29,7 +32,39 @@ def flow_parameters(args: argparse.Namespace) -> dict:
     }
 
 
+def _unwritable(path: Path) -> bool:
+    """``path`` cannot be created or written: its nearest existing ancestor is not a writable folder."""
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return not (path.is_dir() and os.access(path, os.W_OK | os.X_OK))
+
+
+def _unreachable(address: str, timeout: float = 3.0) -> str | None:
+    """Why nothing answers at a Dask scheduler ``address`` (``tcp://host:port``), or None."""
+    parsed = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parsed.hostname is None or parsed.port is None:
+        return "it is not tcp://HOST:PORT"
+    try:
+        socket.create_connection((parsed.hostname, parsed.port), timeout=timeout).close()
+    except OSError as exc:
+        return f"nothing answers there ({exc.strerror or exc})"
+    return None
+
+
+def _environment_error() -> str | None:
+    """The Prefect settings of the environment that would fail a run late (a long traceback)."""
+    api = os.environ.get("PREFECT_API_URL")
+    if api and (urlsplit(api).scheme not in ("http", "https") or not urlsplit(api).netloc):
+        return f"PREFECT_API_URL={api!r} is not an http(s) URL (e.g. http://127.0.0.1:4200/api)"
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
+    if not api and _unwritable(home):
+        return f"PREFECT_HOME {str(home)!r} cannot be created or written (Prefect keeps its database there)"
+    return None
+
+
 def _usage_error(args: argparse.Namespace) -> str | None:
+    """The command line's and environment's first problem, found before any work (exit 2), or None."""
     if not Path(args.input_dir).is_dir():
         return f"input folder {args.input_dir!r} does not exist or is not a folder"
     if args.workers < 1:
@@ -40,7 +75,12 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return f"--wait must be 0 or more seconds (got {args.wait:g})"
     if args.max_file_mb is not None and args.max_file_mb <= 0:
         return f"--max-file-mb must be positive (got {args.max_file_mb:g})"
-    return None
+    for option, folder in (("--dataset-dir", args.dataset_dir), ("--reports-dir", args.reports_dir)):
+        if _unwritable(Path(folder)):
+            return f"{option} {folder!r} cannot be created or written"
+    if args.dask_address and (why := _unreachable(args.dask_address)):
+        return f"--dask-address {args.dask_address}: {why}"
+    return _environment_error()
 
 
 def _policy_error(policy_path: str | None) -> str | None:
@@ -117,7 +157,6 @@ def summary_lines(summary: dict) -> list[str]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    import os
     from contextlib import nullcontext
 
     from corpus_hygiene.flows.server import ServerError, prefect_server
