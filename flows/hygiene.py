@@ -12,6 +12,7 @@ arguments looking for futures.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -35,8 +36,14 @@ from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
 from corpus_hygiene.publish.card import dataset_card, schema_json
 from corpus_hygiene.publish.changes import changes_since_previous
-from corpus_hygiene.publish.dataset import PublishError, StagedVersion, commit_or_publish, stage_version
-from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock
+from corpus_hygiene.publish.dataset import (
+    PublishError,
+    StagedVersion,
+    commit_or_publish,
+    stage_version,
+    versions_dir,
+)
+from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock, lock_path
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
@@ -105,14 +112,20 @@ def hygiene_flow(
     stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead.
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time)."""
     run_id = new_run_id()
+    ours = [p for p in (lock_path(dataset_dir), cache_dir_for(dataset_dir), versions_dir(Path(dataset_dir)))]
+    ours = [p for p in ours if not os.path.lexists(p)]  # what this run creates beside the dataset
     try:
         with dataset_lock(dataset_dir, f"run {run_id} (pid {os.getpid()})", wait_seconds):
-            return _hygiene(
+            state = _hygiene(
                 run_id, input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache, workers,
                 dask_address,
             )  # fmt: skip
     except DatasetBusy as exc:
         return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+    if state.is_failed():  # a failed run leaves nothing of its own beside the dataset
+        for path in ours:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    return state
 
 
 def _hygiene(

@@ -524,3 +524,13 @@ def test_missing_input_folder_fails_fast_with_one_line(tmp_path):
         proc.stderr.strip()
         == f"hygiene: error: input folder {str(tmp_path / 'missing')!r} does not exist or is not a folder"
     )
+
+
+def test_a_first_run_that_fails_its_gates_leaves_nothing_beside_the_dataset(tmp_path):
+    strict = tmp_path / "strict.toml"
+    strict.write_text(
+        DEFAULT_POLICY.read_text("utf-8").replace("max_quarantine_share = 0.5", "max_quarantine_share = 0.1")
+    )
+    proc = run_hygiene(EXAMPLES, tmp_path / "out", "--policy", str(strict))
+    assert proc.returncode == 1 and "gate failed, nothing published: quarantine_share" in proc.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["reports"]  # the report says why
