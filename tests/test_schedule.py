@@ -133,9 +133,11 @@ def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
     assert any(r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED" for r in runs)
 
 
-def _events(api: str, name: str) -> list[dict]:
+def _events(api: str, name: str, dataset: Path) -> list[dict]:
+    """The events named ``name`` about ``dataset`` (other tests' runs share the server)."""
     body = {"filter": {"event": {"name": [name]}}, "limit": 50}
-    return httpx.post(f"{api}/events/filter", json=body, timeout=10).json().get("events", [])
+    events = httpx.post(f"{api}/events/filter", json=body, timeout=10).json().get("events", [])
+    return [e for e in events if e["resource"].get("prefect.resource.name") == str(dataset)]
 
 
 def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp_path):
@@ -144,8 +146,8 @@ def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp
     api = server["PREFECT_API_URL"]
     ok = _hygiene_run(server, tmp_path / "ok")
     assert ok.returncode == 0, ok.stderr[-3000:]
-    (published,) = _wait(lambda: _events(api, "corpus-hygiene.dataset.published"), 60, "the published event")
-    assert published["resource"]["prefect.resource.name"] == str(tmp_path / "ok" / "clean")
+    dataset = tmp_path / "ok" / "clean"
+    (published,) = _wait(lambda: _events(api, "corpus-hygiene.dataset.published", dataset), 60, "the event")
     assert published["payload"]["counts"]["kept"] == 20 and published["payload"]["report"].endswith(".html")
     strict = tmp_path / "strict.toml"
     strict.write_text(
@@ -155,5 +157,8 @@ def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp
     )
     failed = _hygiene_run(server, tmp_path / "strict", "--policy", str(strict))
     assert failed.returncode == 1
-    (gate,) = _wait(lambda: _events(api, "corpus-hygiene.gate.failed"), 60, "the gate.failed event")
+    strict_dataset = tmp_path / "strict" / "clean"
+    (gate,) = _wait(
+        lambda: _events(api, "corpus-hygiene.gate.failed", strict_dataset), 60, "the gate.failed event"
+    )
     assert gate["payload"]["outcome"].startswith("gate failed, nothing published: quarantine_share")
