@@ -23,7 +23,7 @@ from corpus_hygiene.checks import load_policy
 from corpus_hygiene.checks.domain import CHECKS_BY_NAME
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.language import detect_language
-from corpus_hygiene.signals import signals_of, words
+from corpus_hygiene.signals import SIGNAL_COLUMNS, signals_of, words
 
 SIGNAL_CHECKS = (
     "word_count",
@@ -51,14 +51,7 @@ def measure(pools: dict[str, list[str]], policy) -> dict:
                     "n_chars": len(cleaned.text),
                     "words_in": len(words(text)),
                     "lost_words": cleaned.lost,
-                    "n_words": s.n_words,
-                    "mean_word_length": s.mean_word_length,
-                    "alpha_share": s.alpha_share,
-                    "stopword_share": s.stopword_share,
-                    "repeated_ngram_share": s.repeated_ngram_share,
-                    "n_urls": s.n_urls,
-                    "n_emails": s.pii["email"],
-                    "n_phones": s.pii["phone"],
+                    **s.columns(),
                 }
             )
             if cleaned.lost and len(lost_examples) < 20:
@@ -76,14 +69,7 @@ def measure(pools: dict[str, list[str]], policy) -> dict:
         any_fail |= failed
         fails[name] = {c: int(n) for c, n in failed.groupby(abstracts["corpus"]).sum().items()}
     signals = {}
-    for name in (
-        "n_words",
-        "mean_word_length",
-        "alpha_share",
-        "stopword_share",
-        "repeated_ngram_share",
-        "n_urls",
-    ):
+    for name in SIGNAL_COLUMNS:
         signals[name] = {
             corpus: [round(float(v), 3) for v in group[name].dropna().astype(float).quantile(QUANTILES)]
             for corpus, group in abstracts.groupby("corpus")
@@ -102,7 +88,9 @@ def measure(pools: dict[str, list[str]], policy) -> dict:
         },
         "fails_by_limit": fails,
         "limits": {k: params[k] for k in policy.quality},
-        "contacts": {"emails": int(frame["n_emails"].sum()), "phones": int(frame["n_phones"].sum())},
+        "contacts": {
+            kind: int(frame["pii"].map(lambda p, k=kind: p[k]).sum()) for kind in ("email", "phone")
+        },
         "quantiles": list(QUANTILES),
         "signals_by_corpus": signals,
     }

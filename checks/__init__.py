@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
@@ -38,13 +39,7 @@ class Policy:
         return int(max_file_mb * 1024 * 1024) if max_file_mb else self.max_file_bytes
 
     def dedup_config(self):
-        return self.dedup_config_of(self.dedup)
-
-    @staticmethod
-    def dedup_config_of(values: dict):
-        from corpus_hygiene.dedup.config import DedupConfig
-
-        return DedupConfig(**values)
+        return _dedup_config(tuple(sorted(self.dedup.items())))
 
     def check_params(self) -> dict:
         """Every value a record check may read, by name."""
@@ -58,6 +53,14 @@ class Policy:
         )
         params["placeholders"] = frozenset(p.casefold() for p in self.checks.get("placeholders", ()))
         return params
+
+
+@lru_cache(maxsize=8)
+def _dedup_config(items: tuple):
+    """A policy's DedupConfig, made once: every paragraph of a run asks for it."""
+    from corpus_hygiene.dedup.config import DedupConfig
+
+    return DedupConfig(**dict(items))
 
 
 def load_policy(path: Path | str | None = None) -> Policy:
@@ -81,11 +84,7 @@ def load_policy(path: Path | str | None = None) -> Policy:
         problems = describe(exc, text, str(policy_path))
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise PolicyError(problems[0] + more) from exc
-    try:
-        Policy.dedup_config_of(model.dedup.model_dump())
-    except (TypeError, ValueError) as exc:
-        raise PolicyError(f"policy file {policy_path}: [dedup] is invalid: {exc}") from exc
-    return Policy(
+    policy = Policy(
         max_file_bytes=int(model.ingest.max_file_mb * 1024 * 1024),
         min_chars=model.record.min_chars,
         max_chars=model.record.max_chars,
@@ -99,3 +98,8 @@ def load_policy(path: Path | str | None = None) -> Policy:
         quality=model.quality.model_dump(),
         contacts=model.contacts.action,
     )
+    try:
+        policy.dedup_config()
+    except (TypeError, ValueError) as exc:
+        raise PolicyError(f"policy file {policy_path}: [dedup] is invalid: {exc}") from exc
+    return policy

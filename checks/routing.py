@@ -10,6 +10,7 @@ import pandera.errors
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
 from corpus_hygiene.checks.schemas import record_checks_schema
+from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 CANDIDATE_COLUMNS = (
     "text",
@@ -19,12 +20,7 @@ CANDIDATE_COLUMNS = (
     "header_label",
     "n_chars",
     "lost_words",
-    "n_words",
-    "mean_word_length",
-    "alpha_share",
-    "stopword_share",
-    "repeated_ngram_share",
-    "n_urls",
+    *SIGNAL_COLUMNS,
     "pii",
 )
 

@@ -112,8 +112,8 @@ def hygiene_flow(
     stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead.
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time)."""
     run_id = new_run_id()
-    ours = [p for p in (lock_path(dataset_dir), cache_dir_for(dataset_dir), versions_dir(Path(dataset_dir)))]
-    ours = [p for p in ours if not os.path.lexists(p)]  # what this run creates beside the dataset
+    beside = (lock_path(dataset_dir), cache_dir_for(dataset_dir), versions_dir(Path(dataset_dir)))
+    ours = [p for p in beside if not os.path.lexists(p)]  # what this run creates beside the dataset
     try:
         with dataset_lock(dataset_dir, f"run {run_id} (pid {os.getpid()})", wait_seconds):
             state = _hygiene(

@@ -29,14 +29,4 @@ def signal_columns(text: str, lang: str = "en") -> dict:
     """The records table's signal columns for ``text``, as the pipeline computes them."""
     from corpus_hygiene.signals import signals_of
 
-    s = signals_of(text, lang)
-    return {
-        "n_words": s.n_words,
-        "mean_word_length": s.mean_word_length,
-        "alpha_share": s.alpha_share,
-        "stopword_share": s.stopword_share,
-        "repeated_ngram_share": s.repeated_ngram_share,
-        "n_urls": s.n_urls,
-        "pii": s.pii,
-        "lost_words": [],
-    }
+    return {**signals_of(text, lang).columns(), "lost_words": []}

@@ -36,6 +36,17 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}\b")
 _MAYBE_PHONE = re.compile(r"\+\s*\d[\d\s().-]{5,}\d")  # only such texts go to phonenumbers
 
 
+# The signals stored as columns of their own (``pii`` is a struct column beside them).
+SIGNAL_COLUMNS = (
+    "n_words",
+    "mean_word_length",
+    "alpha_share",
+    "stopword_share",
+    "repeated_ngram_share",
+    "n_urls",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Signals:
     n_words: int
@@ -45,6 +56,10 @@ class Signals:
     repeated_ngram_share: float  # words covered by the repeats of the longest repeated word n-gram
     n_urls: int
     pii: dict[str, int]  # {"email": n, "phone": n}: counts only, never the values
+
+    def columns(self) -> dict:
+        """The records table's signal columns, ``pii`` included."""
+        return {**{c: getattr(self, c) for c in SIGNAL_COLUMNS}, "pii": self.pii}
 
 
 def words(text: str) -> list[str]:

@@ -33,7 +33,7 @@ from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reasons import Reason
-from corpus_hygiene.signals import mask_contacts, signals_of
+from corpus_hygiene.signals import SIGNAL_COLUMNS, mask_contacts, signals_of
 
 
 def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Rejected:
@@ -59,7 +59,6 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
     if not key:
         return _reject(src, para, Reason.EMPTY_TEXT, "no letters or digits left after cleaning")
     signals = signals_of(text, lang.code)
-    dedup = policy.dedup_config()
     return Record(
         source_file=src.rel_path,
         source_line=para.line,
@@ -73,16 +72,11 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
         lang_confidence=lang.confidence,
         fixes=fixes,
         record_id=record_id(key),
-        n_words=signals.n_words,
-        mean_word_length=signals.mean_word_length,
-        alpha_share=signals.alpha_share,
-        stopword_share=signals.stopword_share,
-        repeated_ngram_share=signals.repeated_ngram_share,
-        n_urls=signals.n_urls,
+        **{c: getattr(signals, c) for c in SIGNAL_COLUMNS},
         n_emails=signals.pii["email"],
         n_phones=signals.pii["phone"],
         lost_words=cleaned.lost,
-        signature=signature_of(text, dedup),
+        signature=signature_of(text, policy.dedup_config()),
         text_key=text_key(text),
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.routing import candidate_frame, route
 from corpus_hygiene.models import FileResult, Record, Rejected
+from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
 def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Record], list[Rejected]]:
@@ -26,12 +27,7 @@ def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Rec
                 "header_label": r.header_label,
                 "n_chars": len(r.text),
                 "lost_words": r.lost_words,
-                "n_words": r.n_words,
-                "mean_word_length": r.mean_word_length,
-                "alpha_share": r.alpha_share,
-                "stopword_share": r.stopword_share,
-                "repeated_ngram_share": r.repeated_ngram_share,
-                "n_urls": r.n_urls,
+                **{c: getattr(r, c) for c in SIGNAL_COLUMNS},
                 "pii": {"email": r.n_emails, "phone": r.n_phones},
             }
             for r in records

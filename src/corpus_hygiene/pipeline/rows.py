@@ -15,6 +15,7 @@ from operator import attrgetter
 import pyarrow as pa
 
 from corpus_hygiene.models import Record
+from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 # the records table's columns that are not fields of a Record, and how each is made
 _DERIVED = ("n_chars", "pii", "dup_count", "also_in")
@@ -56,12 +57,7 @@ class RecordRows(Sequence):
             "lang": rec.lang,
             "lang_confidence": rec.lang_confidence,
             "n_chars": len(rec.text),
-            "n_words": rec.n_words,
-            "mean_word_length": rec.mean_word_length,
-            "alpha_share": rec.alpha_share,
-            "stopword_share": rec.stopword_share,
-            "repeated_ngram_share": rec.repeated_ngram_share,
-            "n_urls": rec.n_urls,
+            **{c: getattr(rec, c) for c in SIGNAL_COLUMNS},
             "pii": {"email": rec.n_emails, "phone": rec.n_phones},
             "fixes": list(rec.fixes),
             "lost_words": list(rec.lost_words),

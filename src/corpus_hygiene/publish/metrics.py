@@ -246,7 +246,6 @@ def build_metrics(
         "dedup_audit": dedup_audit(asm, policy),
         "lost_words": lost_word_rows(asm),
         "text_lost_quarantined": asm.quarantine_reasons.get("text_lost", 0),
-        "max_lost_words": policy.max_lost_words,
         "quality_policy": {
             "limits": policy.quality,
             "max_lost_words": policy.max_lost_words,
