@@ -25,7 +25,7 @@ from prefect.utilities.annotations import quote
 
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import gate_and_stage
-from corpus_hygiene.flows.on_dask import Progress, process_on_dask, use_dask
+from corpus_hygiene.flows.on_dask import ClusterLost, Progress, process_on_dask, use_dask
 from corpus_hygiene.flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
@@ -34,7 +34,7 @@ from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, assemble
 from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
-from corpus_hygiene.publish.card import dataset_card, schema_json
+from corpus_hygiene.publish.card import beside_the_tables
 from corpus_hygiene.publish.changes import changes_since_previous
 from corpus_hygiene.publish.dataset import (
     PublishError,
@@ -68,9 +68,10 @@ def _io_error(task, run, state) -> bool:
 
 @task(name="publish_dataset", retries=2, retry_delay_seconds=1, retry_condition_fn=_io_error, **NO_CACHE_TASK)
 def publish_dataset(dataset_dir: str, run_id: str, asm, metrics: dict, staged: StagedVersion | None) -> str:
-    extra = {"schema.json": schema_json(), "README.md": dataset_card(metrics)}
     manifest = manifest_from_metrics(metrics)
-    return str(commit_or_publish(dataset_dir, run_id, asm.tables(), manifest, extra, staged))
+    return str(
+        commit_or_publish(dataset_dir, run_id, asm.tables(), manifest, beside_the_tables(metrics), staged)
+    )
 
 
 @task(name="write_report", **NO_CACHE_TASK)
@@ -96,11 +97,29 @@ def process_all(files, hashes, policy, cache: FileCache | None, workers, dask_ad
     return [done[f.rel_path] for f in files]
 
 
+# A deployment's folders when its parameters leave them out (prefect.yaml does): the Prefect variable
+# corpus_hygiene_<name>, else the environment variable CORPUS_HYGIENE_<NAME>, else the sample corpus
+# layout under the working directory. Read when the run starts, so a changed variable needs no redeploy.
+FOLDER_DEFAULTS = {"input_dir": "examples/corpus", "dataset_dir": "data/clean", "reports_dir": "reports"}
+
+
+def folder(name: str, given: str | None) -> str:
+    if given:
+        return given
+    from prefect.variables import Variable
+
+    return (
+        Variable.get(f"corpus_hygiene_{name}", default=None)
+        or os.environ.get(f"CORPUS_HYGIENE_{name.upper()}")
+        or FOLDER_DEFAULTS[name]
+    )
+
+
 @flow(name="corpus-hygiene", log_prints=True, task_runner=ThreadPoolTaskRunner(max_workers=1))
 def hygiene_flow(
-    input_dir: str,
-    dataset_dir: str = "data/clean",
-    reports_dir: str = "reports",
+    input_dir: str | None = None,
+    dataset_dir: str | None = None,
+    reports_dir: str | None = None,
     policy_path: str | None = None,
     max_file_mb: float | None = None,
     use_cache: bool = True,
@@ -110,8 +129,17 @@ def hygiene_flow(
 ):
     """``workers`` > 1: the per-file work on a local Dask cluster of that many processes, made for the
     stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead.
-    ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time)."""
+    ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
+    Folders left out are read from Prefect variables or the environment (``folder``)."""
     run_id = new_run_id()
+    input_dir, dataset_dir, reports_dir = (
+        folder(name, value)
+        for name, value in (
+            ("input_dir", input_dir),
+            ("dataset_dir", dataset_dir),
+            ("reports_dir", reports_dir),
+        )
+    )
     beside = (lock_path(dataset_dir), cache_dir_for(dataset_dir), versions_dir(Path(dataset_dir)))
     ours = [p for p in beside if not os.path.lexists(p)]  # what this run creates beside the dataset
     try:
@@ -178,7 +206,7 @@ def _hygiene(
             quote(memo),
         )
         del results  # the records now live in asm's rows
-    except (InputRootError, AccountingError, PolicyError) as exc:
+    except (InputRootError, AccountingError, PolicyError, ClusterLost) as exc:
         return failed(str(exc))
 
     staged = stage_version(dataset_dir, run_id)

@@ -11,6 +11,7 @@ import logging
 import time
 
 from prefect import flow
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.logging import get_run_logger
 from prefect.utilities.annotations import quote
 
@@ -35,12 +36,18 @@ CLUSTER_KWARGS = {
 
 
 class Progress:
-    """The per-file stage's progress, logged as batches finish: every ``every`` seconds, and at the end."""
+    """The per-file stage's progress, logged and shown as a progress artifact in the Prefect UI as batches
+    finish: every ``every`` seconds, and at the end."""
 
     def __init__(self, logger, total_files: int, every: float = 10.0) -> None:
         self.logger, self.total, self.every = logger, total_files, every
         self.files = self.paragraphs = 0
         self.start = self.last = time.perf_counter()
+        self.artifact = create_progress_artifact(
+            0.0 if total_files else 100.0,
+            key="corpus-hygiene-progress",
+            description=f"process_files: 0/{total_files} files",
+        )
 
     def add(self, batch: list) -> None:
         self.files += len(batch)
@@ -49,10 +56,12 @@ class Progress:
         if now - self.last >= self.every or self.files == self.total:
             self.last = now
             rate = self.paragraphs / max(now - self.start, 1e-9)
-            self.logger.info(
-                "process_files: %d/%d files, %d paragraphs, %.0f paragraphs/s",
-                self.files, self.total, self.paragraphs, rate,
-            )  # fmt: skip
+            line = (
+                f"process_files: {self.files}/{self.total} files, {self.paragraphs} paragraphs, "
+                f"{rate:.0f} paragraphs/s"
+            )
+            self.logger.info(line)
+            update_progress_artifact(self.artifact, 100.0 * self.files / max(self.total, 1), line)
 
 
 def use_dask(todo: list, workers: int, dask_address: str | None) -> bool:
@@ -74,11 +83,23 @@ def task_runner(workers: int, dask_address: str | None):
     return DaskTaskRunner(cluster_kwargs=CLUSTER_KWARGS | {"n_workers": workers})
 
 
+class ClusterLost(Exception):
+    """The Dask cluster went away during the per-file stage (nothing is published)."""
+
+
 def process_on_dask(
     files: list, policy, cache: FileCache | None, workers: int, dask_address: str | None
 ) -> list:
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+
     runner = task_runner(workers, dask_address)
-    return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache).unwrap()
+    try:
+        return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache).unwrap()
+    except (FutureCancelledError, CommClosedError) as exc:
+        where = dask_address or f"the local cluster of {workers} workers"
+        why = getattr(exc, "reason", None) or type(exc).__name__
+        raise ClusterLost(f"lost the Dask cluster at {where} ({why}); re-run when it is back") from exc
 
 
 @flow(name="per-file-on-dask", validate_parameters=False)

@@ -1,4 +1,6 @@
+import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -175,8 +177,6 @@ def test_a_wrong_policy_exits_2_with_one_line_before_prefect_starts(command, tmp
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -188,6 +188,8 @@ def test_unwritable_folders_unreachable_schedulers_and_bad_prefect_settings_exit
     (tmp_path / "a-file").write_text("")
     under_file = tmp_path / "a-file"  # nothing can be created under a regular file, root or not
     port = _free_port()
+    silent = socket.create_server(("127.0.0.1", 0))  # the kernel completes connections; nothing speaks
+    silent_port = silent.getsockname()[1]
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     cases = [
         (
@@ -203,11 +205,14 @@ def test_unwritable_folders_unreachable_schedulers_and_bad_prefect_settings_exit
             f"--dask-address tcp://127.0.0.1:{port}: nothing answers",
         ),
         (["--dask-address", "nonsense"], "--dask-address nonsense: it is not tcp://HOST:PORT"),
+        # something listening that is not a scheduler: Dask's client would wait for its greeting forever
+        (["--dask-address", f"tcp://127.0.0.1:{silent_port}"], "sent no Dask greeting in 3 s"),
     ]
     for extra, message in cases:
         with pytest.raises(SystemExit) as exit_info:
             main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d"), *extra])
         assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
+    silent.close()
     monkeypatch.setenv("PREFECT_API_URL", "not-a-url")
     with pytest.raises(SystemExit):
         main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d")])
@@ -218,3 +223,32 @@ def test_unwritable_folders_unreachable_schedulers_and_bad_prefect_settings_exit
         main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d")])
     assert f"PREFECT_HOME {str(under_file / 'prefect')!r} cannot be created" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.slow
+def test_a_failure_at_run_time_ends_in_one_line_and_exit_1_with_the_traceback_only_under_debug(tmp_path):
+    (tmp_path / ".clean.versions").write_text("")  # a file where the run makes its versions folder
+    args = [
+        "run",
+        str(EXAMPLES),
+        "--dataset-dir",
+        str(tmp_path / "clean"),
+        "--reports-dir",
+        str(tmp_path / "r"),
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    runs = {
+        debug: subprocess.run(
+            [sys.executable, "-m", "corpus_hygiene.cli", *debug, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        for debug in ((), ("--debug",))
+    }
+    quiet, loud = runs[()], runs[("--debug",)]
+    assert quiet.returncode == loud.returncode == 1
+    (last,) = [line for line in quiet.stderr.splitlines() if line.startswith("hygiene:")]
+    assert last.startswith("hygiene: run failed: not published: [Errno 17] File exists:")
+    assert "Traceback" not in quiet.stdout + quiet.stderr and "Traceback" in loud.stderr
+    assert not (tmp_path / "clean").exists() and (tmp_path / ".clean.versions").is_file()

@@ -13,7 +13,7 @@ def published(tmp_path_factory):
     from corpus_hygiene.ingest import discover
     from corpus_hygiene.pipeline.assemble import assemble
     from corpus_hygiene.pipeline.process import process_file
-    from corpus_hygiene.publish.card import dataset_card, schema_json
+    from corpus_hygiene.publish.card import beside_the_tables
     from corpus_hygiene.publish.dataset import publish
     from corpus_hygiene.publish.metrics import build_metrics
 
@@ -25,13 +25,7 @@ def published(tmp_path_factory):
         policy=policy, stage_seconds={}, outcome="published",
     )  # fmt: skip
     target = tmp_path_factory.mktemp("loading") / "data" / "clean"
-    publish(
-        target,
-        metrics["run_id"],
-        asm.tables(),
-        {},
-        extra_files={"README.md": dataset_card(metrics), "schema.json": schema_json()},
-    )
+    publish(target, metrics["run_id"], asm.tables(), {}, extra_files=beside_the_tables(metrics))
     return target, asm
 
 
@@ -67,3 +61,27 @@ def test_nothing_published_names_a_path_of_this_machine(published):
         if path.suffix in (".json", ".md"):
             text = path.read_text("utf-8")
             assert str(EXAMPLES) not in text and "/tmp/" not in text and "/home/" not in text, path.name
+
+
+def test_croissant_json_describes_every_table_and_mlcroissant_reads_it(published):
+    import json
+
+    import mlcroissant
+
+    target, asm = published
+    croissant = json.loads((target / "croissant.json").read_text("utf-8"))
+    outputs = json.loads((target / "manifest.json").read_text("utf-8"))["outputs"]
+    assert {f["name"]: f["sha256"] for f in croissant["distribution"]} == {
+        name: meta["sha256"] for name, meta in outputs.items() if name.endswith(".parquet")
+    }
+    dataset = mlcroissant.Dataset(jsonld=str(target / "croissant.json"))  # validates, or raises
+    for name, rows in asm.tables().items():
+        read = list(dataset.records(record_set=name))
+        assert len(read) == len(rows), name
+    kept = {r["records/record_id"].decode(): r for r in dataset.records(record_set="records")}
+    first = asm.records[0]
+    assert kept[first["record_id"]]["records/text"].decode() == first["text"]
+    assert kept[first["record_id"]]["records/pii"] == {
+        "records/pii/email": first["pii"]["email"],
+        "records/pii/phone": first["pii"]["phone"],
+    }

@@ -130,7 +130,13 @@ def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Starting temporary server" not in proc.stdout + proc.stderr
     runs = httpx.post(f"{server['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=10).json()
-    assert any(r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED" for r in runs)
+    (run,) = [r for r in runs if r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED"]
+    # the per-file stage's progress artifact, at 100% when the stage is done
+    body = {"flow_runs": {"id": {"any_": [run["id"]]}}, "artifacts": {"type": {"any_": ["progress"]}}}
+    (progress,) = httpx.post(f"{server['PREFECT_API_URL']}/artifacts/filter", json=body, timeout=10).json()
+    assert progress["data"] == 100.0 and progress["description"].startswith(
+        "process_files: 10/10 files, 31 paragraphs,"
+    )
 
 
 def _events(api: str, name: str, dataset: Path) -> list[dict]:
@@ -162,3 +168,50 @@ def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp
         lambda: _events(api, "corpus-hygiene.gate.failed", strict_dataset), 60, "the gate.failed event"
     )
     assert gate["payload"]["outcome"].startswith("gate failed, nothing published: quarantine_share")
+
+
+def _deployment(api: str, name: str) -> dict | None:
+    found = httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+    return next((d for d in found if d["name"] == name), None)
+
+
+def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(server, tmp_path):
+    api = server["PREFECT_API_URL"]
+    serve = subprocess.Popen(
+        [str(BIN / "hygiene"), "serve", str(EXAMPLES), "--cron", "0 3 * * *", "--name", "ctrl-c",
+         "--dataset-dir", str(tmp_path / "clean"), "--reports-dir", str(tmp_path / "reports")],
+        env=server, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        _wait(lambda: _deployment(api, "ctrl-c"), 120, "the served deployment")
+        time.sleep(2)  # serving, past registration
+    finally:
+        serve.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        output, _ = serve.communicate(timeout=60)
+    assert serve.returncode == 0, output[-3000:]
+    assert "Traceback" not in output and "stopped serving; the schedule of 'ctrl-c' stays active" in output
+    deployment = _deployment(api, "ctrl-c")
+    assert deployment["paused"] is False and [s["active"] for s in deployment["schedules"]] == [True]
+
+
+def test_a_deployments_folders_come_from_prefect_variables_then_environment_then_the_sample_layout(server):
+    def resolved(**env) -> list[str]:
+        code = (
+            "from corpus_hygiene.flows.hygiene import folder; "
+            "print(folder('input_dir', None), folder('reports_dir', None))"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], env=dict(server, **env), capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.split()
+
+    assert resolved() == ["examples/corpus", "reports"]
+    assert resolved(CORPUS_HYGIENE_REPORTS_DIR="/srv/reports") == ["examples/corpus", "/srv/reports"]
+    api = server["PREFECT_API_URL"]
+    created = httpx.post(f"{api}/variables/", json={"name": "corpus_hygiene_reports_dir", "value": "/srv/r2"})
+    assert created.status_code == 201, created.text
+    try:
+        assert resolved(CORPUS_HYGIENE_REPORTS_DIR="/srv/reports") == ["examples/corpus", "/srv/r2"]
+    finally:
+        httpx.delete(f"{api}/variables/name/corpus_hygiene_reports_dir")

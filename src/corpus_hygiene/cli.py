@@ -7,6 +7,7 @@ here to the flow. Prefect is imported only once a run is needed.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import sys
@@ -41,12 +42,17 @@ def _unwritable(path: Path) -> bool:
 
 
 def _unreachable(address: str, timeout: float = 3.0) -> str | None:
-    """Why nothing answers at a Dask scheduler ``address`` (``tcp://host:port``), or None."""
+    """Why no Dask scheduler answers at ``address`` (``tcp://host:port``), or None. Over plain TCP a
+    scheduler greets first; anything else listening there would leave Dask's client waiting forever."""
     parsed = urlsplit(address if "://" in address else f"tcp://{address}")
     if parsed.hostname is None or parsed.port is None:
         return "it is not tcp://HOST:PORT"
     try:
-        socket.create_connection((parsed.hostname, parsed.port), timeout=timeout).close()
+        with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout) as conn:
+            if parsed.scheme == "tcp" and not conn.recv(1):
+                return "it closed the connection: not a Dask scheduler"
+    except TimeoutError:
+        return f"something listens there but sent no Dask greeting in {timeout:g} s: not a Dask scheduler"
     except OSError as exc:
         return f"nothing answers there ({exc.strerror or exc})"
     return None
@@ -94,6 +100,30 @@ def _policy_error(policy_path: str | None) -> str | None:
     return None
 
 
+class _NoTraceback(logging.Formatter):
+    """Prefect's console format without tracebacks: a failure prints its one-line message on the terminal,
+    while Prefect's run logs (API, UI) keep the traceback. It formats a copy: handlers share records."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        quiet = logging.makeLogRecord(record.__dict__)
+        quiet.exc_info = quiet.exc_text = quiet.stack_info = None
+        return self.inner.format(quiet)
+
+
+def _quiet_console_tracebacks() -> None:
+    """Prefect's console handler (set up when Prefect is imported) prints no tracebacks (see --debug)."""
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    for logger in (logging.getLogger(), *map(logging.getLogger, ("uvicorn", "fastapi"))):
+        for handler in logger.handlers:
+            if isinstance(handler, PrefectConsoleHandler) and not isinstance(handler.formatter, _NoTraceback):
+                handler.setFormatter(_NoTraceback(handler.formatter or logging.Formatter()))
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     apply_defaults(ephemeral=True)
     params = flow_parameters(args)
@@ -112,6 +142,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     from corpus_hygiene.flows.hygiene import hygiene_flow
 
+    if not args.debug:
+        _quiet_console_tracebacks()
     state = hygiene_flow(**params, return_state=True)
     outcome = state.result(raise_on_failure=False)
     if state.is_completed() and getattr(outcome, "ok", False):
@@ -123,7 +155,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"dataset: {outcome.dataset_dir}")
         print(f"report:  {outcome.report}")
         return 0
-    print(f"hygiene: run failed: {state.message or outcome}", file=sys.stderr)
+    why = (state.message or str(outcome)).removeprefix("Flow run encountered an exception: ")
+    print(f"hygiene: run failed: {why}", file=sys.stderr)
     if getattr(outcome, "report", None):  # the report of a failed run says why, in full
         print(f"report:  {outcome.report}", file=sys.stderr)
     return 1
@@ -172,13 +205,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         with nullcontext(given) if given else prefect_server(log) as api_url:
             from corpus_hygiene.flows.hygiene import hygiene_flow
 
+            if not args.debug:
+                _quiet_console_tracebacks()
             print(f"Prefect UI: {api_url.removesuffix('/api')} (runs, logs, the reports' links)", flush=True)
             hygiene_flow.serve(
                 name=args.name,
                 cron=args.cron,
                 parameters=params,
                 description=f"corpus-hygiene on {params['input_dir']}, cron {args.cron!r}",
+                pause_on_shutdown=False,  # stopping this process is not stopping the schedule
             )
+            print(f"hygiene: stopped serving; the schedule of {args.name!r} stays active", flush=True)
     except ServerError as exc:
         print(f"hygiene: {exc}", file=sys.stderr)
         return 1
@@ -217,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dataset and an HTML quality report.",
     )
     parser.add_argument("--version", action="version", version=f"corpus-hygiene {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print tracebacks (the default is one line per error)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -301,7 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.func in (_cmd_run, _cmd_serve) and (problem := _usage_error(args)):
         parser.exit(2, f"hygiene: error: {problem}\n")
-    return args.func(args)
+    if args.debug:
+        return args.func(args)
+    try:
+        return args.func(args)
+    except Exception as exc:  # an unexpected failure: one line here, the traceback with --debug
+        print(f"hygiene: error: {type(exc).__name__}: {exc} (--debug prints the traceback)", file=sys.stderr)
+        return 1
 
 
 def entry() -> None:

@@ -1,4 +1,5 @@
-"""What is published beside the data: a JSON schema of the tables and a dataset card (README.md)."""
+"""What is published beside the data: a JSON schema of the tables, a dataset card (README.md) and
+Croissant metadata (croissant.json)."""
 
 from __future__ import annotations
 
@@ -149,6 +150,7 @@ Languages of kept records: {langs}.
 - `quarantine.parquet`: every rejected record or unreadable file, with a reason code and a sentence.
 - `pairs.parquet`: every near-duplicate candidate pair whose similarity was verified, above the threshold
   or below it (exact copies are not pairs): the duplicate audit, to redo in pandas.
+- `croissant.json`: the four tables as MLCommons Croissant 1.0 metadata (`mlcroissant.Dataset`).
 
 | field | meaning |
 |---|---|
@@ -179,3 +181,132 @@ Every kept record is within the policy's quality limits ({quality or "none"}); i
 |---|---|---|
 {gates}
 """
+
+
+# The JSON-LD context every Croissant 1.0 file carries (the specification's, verbatim).
+CROISSANT_CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+
+def _croissant_type(arrow_type) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_boolean(arrow_type):
+        return "sc:Boolean"
+    if pa.types.is_integer(arrow_type):
+        return "sc:Integer"
+    if pa.types.is_floating(arrow_type):
+        return "sc:Float"
+    return "sc:Text"
+
+
+def _croissant_field(table: str, field) -> dict:
+    """A column as a Croissant field: lists are repeated fields, a struct has one sub-field per member."""
+    import pyarrow as pa
+
+    source = {"fileObject": {"@id": f"{table}.parquet"}, "extract": {"column": field.name}}
+    out = {"@type": "cr:Field", "@id": f"{table}/{field.name}", "name": field.name,
+           "description": DESCRIPTIONS[table][field.name]}  # fmt: skip
+    if pa.types.is_struct(field.type):
+        out["subField"] = [
+            {
+                "@type": "cr:Field",
+                "@id": f"{table}/{field.name}/{member.name}",
+                "name": member.name,
+                "dataType": _croissant_type(member.type),
+                "source": dict(source, transform={"jsonPath": member.name}),
+            }  # fmt: skip
+            for member in field.type
+        ]
+        return out
+    if pa.types.is_list(field.type):
+        return out | {"dataType": _croissant_type(field.type.value_type), "repeated": True, "source": source}
+    return out | {"dataType": _croissant_type(field.type), "source": source}
+
+
+def croissant_json(metrics: dict, outputs: dict[str, dict]) -> str:
+    """The dataset as MLCommons Croissant 1.0 metadata: each table a FileObject (with the sha256 the
+    manifest has) and a RecordSet whose fields are its columns, described as in schema.json."""
+    tables = [name for name in TABLES if f"{name}.parquet" in outputs]
+    doc = {
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": f"corpus-hygiene-{metrics['run_id']}",
+        "description": "Clean, deduplicated paper abstracts with provenance; the duplicates dropped, the "
+        "records quarantined and the verified near-duplicate pairs "
+        f"(corpus-hygiene {metrics['code_version']}, run {metrics['run_id']}).",
+        "citeAs": f"@misc{{corpus_hygiene_{metrics['run_id'].replace('-', '_')}, title={{corpus-hygiene "
+        f"abstracts, run {metrics['run_id']}}}, year={{{metrics['created_at'][:4]}}}}}",
+        "datePublished": metrics["created_at"][:10],
+        "version": f"{SCHEMA_VERSION}.0.0",
+        "license": "unknown",
+        "inLanguage": sorted(lang for lang in metrics["languages"] if lang != "und"),
+        "distribution": [
+            {
+                "@type": "cr:FileObject",
+                "@id": f"{name}.parquet",
+                "name": f"{name}.parquet",
+                "contentUrl": f"{name}.parquet",
+                "encodingFormat": "application/x-parquet",
+                "sha256": outputs[f"{name}.parquet"]["sha256"],
+            }  # fmt: skip
+            for name in tables
+        ],
+        "recordSet": [
+            {
+                "@type": "cr:RecordSet",
+                "@id": name,
+                "name": name,
+                "field": [_croissant_field(name, field) for field in TABLES[name]],
+            }  # fmt: skip
+            for name in tables
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def beside_the_tables(metrics: dict) -> dict:
+    """The files published beside the tables, for ``StagedVersion.commit``; croissant.json is made once
+    the tables' sha256 are known."""
+    return {
+        "schema.json": schema_json(),
+        "README.md": dataset_card(metrics),
+        "croissant.json": lambda outputs: croissant_json(metrics, outputs),
+    }

@@ -216,9 +216,10 @@ class StagedVersion:
         self,
         manifest: dict,
         checkpoint: Callable[[str], None] = lambda step: None,
-        extra_files: dict[str, str] | None = None,
+        extra_files: dict[str, str | Callable[[dict], str]] | None = None,
     ) -> Path:
-        """Complete the version and switch DATASET_DIR to it atomically. Returns the version path."""
+        """Complete the version and switch DATASET_DIR to it atomically. Returns the version path.
+        ``extra_files``: name → content, or a function of the outputs written so far (name → sha256…)."""
         missing = [name for name in TABLES if f"{name}.parquet" not in self.outputs]
         if not self.open:
             raise PublishError(f"version {self.run_id} cannot be published: it was committed or discarded")
@@ -226,9 +227,9 @@ class StagedVersion:
             raise PublishError(f"version {self.run_id} cannot be published: tables not written: {missing}")
         self.open = False
         staging, outputs = self.path, dict(self.outputs)
-        for name, content in (extra_files or {}).items():  # schema.json, README.md: before the manifest
+        for name, content in (extra_files or {}).items():  # schema.json, README.md…: before the manifest
             path = staging / name
-            path.write_text(content, "utf-8")
+            path.write_text(content(outputs) if callable(content) else content, "utf-8")
             outputs[name] = {"sha256": sha256_file(path)}
         full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=self.run_id, outputs=outputs)
         tmp = staging / "manifest.json.tmp"
@@ -265,7 +266,7 @@ def publish(
     tables: dict[str, Sequence[dict]],
     manifest: dict,
     checkpoint: Callable[[str], None] = lambda step: None,
-    extra_files: dict[str, str] | None = None,
+    extra_files: dict | None = None,
 ) -> Path:
     """Write a complete new version and switch DATASET_DIR to it atomically. Returns the version path.
 
@@ -299,7 +300,7 @@ def commit_or_publish(
     run_id: str,
     tables: dict[str, Sequence[dict]],
     manifest: dict,
-    extra_files: dict[str, str],
+    extra_files: dict,
     staged: StagedVersion | None,
 ) -> Path:
     """Commit the version the gates staged; without one (or on a retry), write it all from the rows."""
