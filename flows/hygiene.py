@@ -40,6 +40,7 @@ from corpus_hygiene.publish.dataset import (
     PublishError,
     StagedVersion,
     commit_or_publish,
+    run_outputs,
     stage_version,
     versions_dir,
 )
@@ -187,7 +188,8 @@ def _hygiene(
 
     try:
         policy = load_policy(policy_path)
-        discovery = timed("discover", discover_sources, input_dir, policy.file_limit(max_file_mb))
+        limit, own = policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir)
+        discovery = timed("discover", discover_sources, input_dir, limit, own)
         hashes = timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
         if use_cache and (version := current_version(dataset_dir, run_key(discovery, hashes, policy))):
             message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"

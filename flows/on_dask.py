@@ -1,19 +1,16 @@
 """The per-file work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
-``--dask-address`` uses a running scheduler. A subflow carries the ``DaskTaskRunner``, so the cluster
-lives for the per-file stage only and its workers' memory is free for the global steps after it.
-Batches are plain Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``;
-prefect-dask's ``get_dask_client`` reads a client the runner makes only on its first task): the
-workers run no Prefect code and need no Prefect API."""
+``--dask-address`` uses a running scheduler. The ``DaskTaskRunner`` is entered for the per-file stage
+only, so a local cluster's workers' memory is free for the global steps after it. Batches are plain
+Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``): the workers run no
+Prefect code and need no Prefect API."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-from prefect import flow
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.logging import get_run_logger
-from prefect.utilities.annotations import quote
 
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
@@ -90,33 +87,27 @@ class ClusterLost(Exception):
 def process_on_dask(
     files: list, policy, cache: FileCache | None, workers: int, dask_address: str | None
 ) -> list:
+    """The results of ``files``, in order; progress logged as batches finish. The runner is entered here,
+    not given to a subflow: a subflow's parameters (the file list) go to Prefect's API, which refuses
+    more than 512 KB of them (a few thousand files)."""
+    from distributed import as_completed
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError
 
-    runner = task_runner(workers, dask_address)
     try:
-        return per_file_on_dask.with_options(task_runner=runner)(files, policy, cache).unwrap()
+        with task_runner(workers, dask_address) as runner:
+            client = runner.client
+            threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+            groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
+            futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
+            index = {f.key: i for i, f in enumerate(futures)}
+            results: list[list] = [[] for _ in futures]
+            progress = Progress(get_run_logger(), len(files))
+            for future in as_completed(futures, loop=client.loop):
+                results[index[future.key]] = batch = future.result()
+                progress.add(batch)
     except (FutureCancelledError, CommClosedError) as exc:
         where = dask_address or f"the local cluster of {workers} workers"
         why = getattr(exc, "reason", None) or type(exc).__name__
         raise ClusterLost(f"lost the Dask cluster at {where} ({why}); re-run when it is back") from exc
-
-
-@flow(name="per-file-on-dask", validate_parameters=False)
-def per_file_on_dask(files: list, policy, cache: FileCache | None) -> quote:
-    """The results of ``files``, in order; progress logged as batches finish. Returned quoted: Prefect
-    otherwise walks every object of a flow's return value looking for futures."""
-    from distributed import as_completed
-    from prefect.context import FlowRunContext
-
-    client = FlowRunContext.get().task_runner.client
-    threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
-    groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
-    futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
-    index = {f.key: i for i, f in enumerate(futures)}
-    results: list[list] = [[] for _ in futures]
-    progress = Progress(get_run_logger(), len(files))
-    for future in as_completed(futures, loop=client.loop):
-        results[index[future.key]] = batch = future.result()
-        progress.add(batch)
-    return quote([r for batch in results for r in batch])
+    return [r for batch in results for r in batch]

@@ -56,11 +56,16 @@ def test_unchanged_version_is_the_published_one_only_for_the_same_inputs(tmp_pat
     folder.mkdir()
     (folder / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
     target = tmp_path / "clean"
-    assert unchanged_version(str(folder), str(target)) is None
+    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
     version = publish(target, "run-1", _tables(3), {"run_key": _key(folder, policy)})
-    assert unchanged_version(str(folder), str(target)) == version.name
+    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) == version.name
     (folder / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
-    assert unchanged_version(str(folder), str(target)) is None
+    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
     # errors are the flow's to report: no short-cut, no exception here
-    assert unchanged_version(str(tmp_path / "missing"), str(target)) is None
-    assert unchanged_version(str(folder), str(target), policy_path=str(tmp_path / "no.toml")) is None
+    assert unchanged_version(str(tmp_path / "missing"), str(target), str(tmp_path / "reports")) is None
+    assert (
+        unchanged_version(
+            str(folder), str(target), str(tmp_path / "reports"), policy_path=str(tmp_path / "no.toml")
+        )
+        is None
+    )

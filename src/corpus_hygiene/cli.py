@@ -131,7 +131,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from corpus_hygiene.incremental.run_key import unchanged_version
 
         version = unchanged_version(
-            params["input_dir"], params["dataset_dir"], params["policy_path"], params["max_file_mb"]
+            params["input_dir"],
+            params["dataset_dir"],
+            params["reports_dir"],
+            params["policy_path"],
+            params["max_file_mb"],
         )
         if version is not None:
             print(f"unchanged: {params['dataset_dir']} ({version}): nothing to do")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
-from corpus_hygiene.publish.dataset import DatasetError, load_manifest, verify_checksums
+from corpus_hygiene.publish.dataset import DatasetError, load_manifest, run_outputs, verify_checksums
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -65,13 +65,17 @@ def current_version(dataset_dir: Path | str, key: str) -> str | None:
 
 
 def unchanged_version(
-    input_dir: str, dataset_dir: str, policy_path: str | None = None, max_file_mb: float | None = None
+    input_dir: str,
+    dataset_dir: str,
+    reports_dir: str,
+    policy_path: str | None = None,
+    max_file_mb: float | None = None,
 ) -> str | None:
     """The published version's name when it already is the output of these inputs; else None, also on
     any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported."""
     try:
         policy = load_policy(policy_path)
-        discovery = discover(input_dir, policy.file_limit(max_file_mb))
+        discovery = discover(input_dir, policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir))
     except (PolicyError, InputRootError):
         return None
     return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy))

@@ -7,14 +7,18 @@ Rules (each one a test in tests/test_discover.py):
   through its real path) and is listed as skipped; one that resolves outside the root, loops, or
   dangles becomes a file-level quarantine row;
 - FIFOs, sockets and devices are refused without being opened (opening a FIFO would hang);
-- files larger than ``max_bytes`` are refused as ``oversized_file``; empty files as ``empty_file``.
+- files larger than ``max_bytes`` are refused as ``oversized_file``; empty files as ``empty_file``;
+- a name is any bytes the filesystem allows: a byte that is not UTF-8 is written ``\\xNN`` in the
+  relative path (``safe_path``), which every table and JSON file can hold;
+- what ``exclude`` says is the run's own (the dataset, its versions and cache, the reports, when they
+  lie under the root) is not input: it is neither walked nor listed.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +39,7 @@ class InputRootError(Exception):
 
 
 def _refuse(rel: str, reason: Reason, detail: str) -> Rejected:
-    return Rejected(source_file=rel, source_line=None, reason=reason.value, detail=detail)
+    return Rejected(source_file=rel, source_line=None, reason=reason.value, detail=safe_path(detail))
 
 
 def _classify_symlink(path: Path, root: Path, rel: str) -> Rejected | None:
@@ -57,7 +61,19 @@ def _classify_symlink(path: Path, root: Path, rel: str) -> Rejected | None:
     )
 
 
-def discover(root: Path | str, max_bytes: int) -> Discovery:
+def safe_path(rel: str) -> str:
+    """``rel`` (as ``os.walk`` gives it: undecodable bytes as surrogates) with each byte that is not UTF-8
+    written ``\\xNN``: printable, encodable, and the bytes recoverable from it.
+
+    >>> safe_path(os.fsdecode(b"caf\\xe9/\\xe8\\xae\\xba.txt"))
+    'caf\\\\xe9/论.txt'
+    """
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def discover(
+    root: Path | str, max_bytes: int, exclude: Callable[[Path], bool] = lambda path: False
+) -> Discovery:
     root_path = Path(root)
     if not root_path.exists():
         raise InputRootError(f"input folder {str(root)!r} does not exist")
@@ -69,17 +85,18 @@ def discover(root: Path | str, max_bytes: int) -> Discovery:
     entries: list[tuple[str, Path]] = []
 
     def unreadable_folder(exc: OSError) -> None:
-        rel = Path(exc.filename).relative_to(root_path).as_posix() if exc.filename else "."
+        rel = safe_path(Path(exc.filename).relative_to(root_path).as_posix()) if exc.filename else "."
         out.refused.append(_refuse(rel, Reason.UNREADABLE_FILE, f"cannot list the folder: {exc.strerror}"))
 
     # os.walk with followlinks=False never descends into a symlinked folder, so it cannot loop.
     for dirpath, dirnames, filenames in os.walk(root_path, followlinks=False, onerror=unreadable_folder):
         base = Path(dirpath)
+        dirnames[:] = [name for name in dirnames if not exclude(base / name)]  # not walked into
         for name in dirnames + filenames:
             path = base / name
-            if name in dirnames and not path.is_symlink():
-                continue  # a real folder: walked into
-            entries.append((path.relative_to(root_path).as_posix(), path))
+            if (name in dirnames and not path.is_symlink()) or exclude(path):
+                continue  # a real folder (walked into), or the run's own output
+            entries.append((safe_path(path.relative_to(root_path).as_posix()), path))
 
     for rel, path in sorted(entries, key=lambda e: e[0]):
         try:

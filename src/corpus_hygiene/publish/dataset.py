@@ -156,6 +156,20 @@ def versions_dir(dataset_dir: Path) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.versions"
 
 
+def run_outputs(dataset_dir: Path | str, reports_dir: Path | str) -> Callable[[Path], bool]:
+    """Whether a path (under a resolved folder, as ``discover`` walks it) is a run's own output: the
+    dataset link, what lies beside it as ``.NAME.*`` (versions, cache, lock, a link being switched), or
+    the reports folder. An input folder that holds them must not ingest them."""
+    dataset = Path(dataset_dir).absolute()
+    parent, name = dataset.parent.resolve(), dataset.name
+    reports = Path(reports_dir).resolve()
+    return lambda path: (
+        path == reports
+        or path == parent / name
+        or (path.parent == parent and path.name.startswith(f".{name}."))
+    )
+
+
 def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
     """Make room for the symlink when DATASET_DIR is a real folder (first run, or a copied dataset)."""
     if dataset_dir.is_symlink() or not dataset_dir.exists():
