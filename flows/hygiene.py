@@ -82,6 +82,23 @@ def write_report(reports_dir: str, metrics: dict, asm) -> str:
     return str(page)
 
 
+def log_once(logger, problems: list[str | None]) -> None:
+    """The cache's problems (it is disposable: each means "recomputed") in one warning, not one a file."""
+    if found := [p for p in problems if p]:
+        more = f" (and {len(found) - 1} more like it)" if len(found) > 1 else ""
+        logger.warning("%s%s", found[0], more)
+
+
+def open_cache(dataset_dir: str, logger) -> FileCache | None:
+    """The per-file cache beside the dataset; None (the run goes on without one) when its folder cannot
+    be made, as on a read-only disk."""
+    try:
+        return FileCache(cache_dir_for(dataset_dir))
+    except OSError as exc:
+        logger.warning("no cache: %s (%s); every file is processed", cache_dir_for(dataset_dir), exc.strerror)
+        return None
+
+
 def process_all(files, hashes, policy, cache: FileCache | None, workers, dask_address, timed) -> list:
     """Every file's result, in ``files`` order: cache hits read here, the rest processed in batches."""
     cached = timed("cache_lookup", cache.hits, files, hashes, policy.sha256) if cache else {}
@@ -194,10 +211,15 @@ def _hygiene(
         if use_cache and (version := current_version(dataset_dir, run_key(discovery, hashes, policy))):
             message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"
             return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
-        cache = FileCache(cache_dir_for(dataset_dir)) if use_cache else None
+        cache = open_cache(dataset_dir, logger) if use_cache else None
         results = process_all(discovery.files, hashes, policy, cache, workers, dask_address, timed)
         memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
         memo = load_memo(memo_file) if memo_file else None
+        for problem in [
+            *(cache.problems if cache else []),
+            *([memo.problem] if memo and memo.problem else []),
+        ]:
+            logger.warning(problem)
         asm = timed(
             "assemble",
             assemble_dataset,
@@ -240,8 +262,9 @@ def _hygiene(
     except (PublishError, OSError) as exc:
         return failed(f"not published: {exc}", metrics, asm)
     if cache:
+        cache.problems.clear()
         cache.after_publish(asm.sources, policy.sha256)
-        save_memo(memo_file, memo)
+        log_once(logger, [*cache.problems, save_memo(memo_file, memo)])
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))
     announce("dataset.published", dataset_dir, metrics, page)

@@ -131,9 +131,17 @@ def test_damaged_entries_are_errors_not_crashes_or_huge_allocations():
     )
     blob = encode(result)
     assert decode(blob) == result
-    huge = b"chz2" + (1 << 60).to_bytes(8, "little") + blob[12:]  # a length no entry can have
+    huge = b"chz3" + (1 << 60).to_bytes(8, "little") + blob[12:]  # a length no entry can have
     past_the_end = blob[:12] + (len(blob)).to_bytes(8, "little") + blob[20:]
-    for damaged in (blob[:-5], blob + b"x", huge, past_the_end, b"chz1" + blob[4:], b"not an entry"):
+    for damaged in (
+        blob[:-5],
+        blob + b"x",
+        huge,
+        past_the_end,
+        b"chz2" + blob[4:],
+        blob[:40] + bytes([blob[40] ^ 1]) + blob[41:],
+        b"not an entry",
+    ):
         with pytest.raises((ValueError, OSError)):
             decode(damaged)
 

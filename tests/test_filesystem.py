@@ -13,7 +13,6 @@ import pytest
 
 from .conftest import EXAMPLES
 
-pytestmark = pytest.mark.slow
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 SAMPLE = (EXAMPLES / "iclr_2026_papers.txt").read_bytes()  # a header and six abstracts
 
@@ -31,6 +30,7 @@ def table(dataset: Path, name: str = "records") -> list[dict]:
     return pq.read_table(dataset / f"{name}.parquet").to_pylist()
 
 
+@pytest.mark.slow
 def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(tmp_path):
     corpus = tmp_path / "in"
     corpus.mkdir()
@@ -47,6 +47,7 @@ def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(
     assert again.returncode == 0, again.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path):
     corpus = tmp_path / "in"
     corpus.mkdir()
@@ -60,3 +61,94 @@ def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_
     manifest = json.loads((corpus / "clean" / "manifest.json").read_text("utf-8"))
     assert [f["source_file"] for f in manifest["input_files"]] == ["iclr.txt"]
     assert quarantined[0] == quarantined[2] and {r["source_file"] for r in quarantined[2]} == {"iclr.txt"}
+
+
+def _memo(tmp_path):
+    from corpus_hygiene.dedup.config import DedupConfig
+    from corpus_hygiene.incremental.pair_memo import PairMemo, memo_path, save_memo, text_key
+
+    memo = PairMemo()
+    for i in range(5):
+        memo.put((text_key(f"a{i}"), text_key(f"b{i}")), 0.5 + i / 10)
+    memo.record_candidates([text_key("a0") + b"\x00"], [(text_key("a0") + b"\x00", text_key("b0") + b"\x00")])
+    path = memo_path(tmp_path, DedupConfig())
+    assert save_memo(path, memo) is None
+    return path, memo
+
+
+def test_a_damaged_pair_memo_is_recomputed_never_an_error(tmp_path):
+    import numpy as np
+
+    from corpus_hygiene.incremental.pair_memo import load_memo
+
+    path, memo = _memo(tmp_path)
+    assert load_memo(path).known == memo.used and load_memo(path).problem is None
+    good = path.read_bytes()
+    with np.load(path) as data:
+        arrays = dict(data)
+    inconsistent = tmp_path / "inconsistent.npz"
+    np.savez(inconsistent, **(arrays | {"sim": arrays["sim"][:2]}))  # fewer similarities than pairs
+    altered = tmp_path / "altered.npz"
+    np.savez(altered, **(arrays | {"sim": arrays["sim"] + 0.3}))  # readable, wrong: the digest says so
+    for damage in (good[: len(good) // 2], b"", inconsistent.read_bytes(), altered.read_bytes()):
+        path.write_bytes(damage)
+        again = load_memo(path)  # was BadZipFile, EOFError, ValueError: every later run failed
+        assert again.known == {} and again.problem.startswith(f"pair memo {path.name} unreadable"), damage[:8]
+
+
+def test_cache_entries_that_are_damaged_altered_or_folders_are_recomputed(tmp_path, policy):
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.pipeline.process import process_file
+
+    cache = FileCache(tmp_path / "cache")
+    (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
+    first = process_file(src, policy, cache)
+    (entry,) = cache.entries()
+    blob = bytearray(entry.read_bytes())
+    blob[-40] ^= 1  # one bit of a decodable entry: the digest catches it
+    entry.write_bytes(bytes(blob))
+    again = process_file(src, policy, cache)
+    assert not again.source.cached and again.records == first.records
+    assert cache.problems[-1].endswith("unreadable (ValueError: the entry does not match its digest)")
+    entry.unlink()
+    entry.mkdir()  # a folder under the entry's name: was a traceback
+    (entry / "x").write_text("")
+    assert not process_file(src, policy, cache).source.cached
+    assert entry.is_file() and process_file(src, policy, cache).source.cached  # rewritten, then read
+
+
+def test_cache_writes_on_a_full_disk_leave_no_temporary_files_and_no_error(tmp_path, policy, monkeypatch):
+    import errno
+    import os as os_module
+
+    from corpus_hygiene.incremental import file_cache
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.incremental.pair_memo import save_memo
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.pipeline.process import process_file
+
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "abc.json.zst.tmp4242").write_bytes(b"left by a run that died")
+    cache = FileCache(tmp_path / "cache")
+    assert list(cache.folder.iterdir()) == []  # a dead run's temporary file is removed
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, os_module.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(file_cache.os, "replace", full)
+    (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
+    result = process_file(src, policy, cache)  # was a traceback, and a *.tmp file left behind
+    assert len(result.records) == 2 and list(cache.folder.iterdir()) == []
+    key = cache.key(src.rel_path, result.source.sha256, policy.sha256)
+    assert cache.problems == [f"cache entry {key[:12]}… not written (No space left on device)"]
+    cache.set_contract_checked({"a" * 64})
+    assert list(cache.folder.iterdir()) == [] and "contract-checked.json not written" in cache.problems[-1]
+    monkeypatch.undo()
+    (tmp_path / "m").mkdir()
+    path, memo = _memo(tmp_path / "m")
+    monkeypatch.setattr("corpus_hygiene.incremental.pair_memo.os.replace", full)
+    assert (
+        save_memo(path, memo) == "pair memo not saved (No space left on device): the next run recomputes it"
+    )
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # the old memo, no temporary file

@@ -2,8 +2,10 @@
 
 Key: the file's path and sha256, the code fingerprint and the policy hash — any change to one of them
 is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), the records
-as columns, compressed with zstd; written aside and renamed into place. After a published run, entries
-that run did not use are removed, so files deleted from the input leave nothing behind.
+as columns, compressed with zstd, with a digest of their bytes; written aside and renamed into place.
+After a published run, entries that run did not use are removed, so files deleted from the input leave
+nothing behind. Everything here is disposable: an entry that cannot be read, fails its digest or cannot
+be written is recomputed (``FileCache.problems`` says which, for the run's log), never an error.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import orjson
@@ -26,13 +29,15 @@ def cache_dir_for(dataset_dir: Path | str) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.cache"
 
 
-# One entry: a format tag, the JSON's length and its compressed length (8 bytes each, little-endian), the
-# JSON compressed with zstd, then the records' signatures and text keys as they are (random bytes: zstd
-# cannot shrink them, and in the JSON, as base64, they would be a third of what orjson parses). Columns
-# rather than one object a record, and zstd rather than gzip, halve the time a re-run reads entries.
+# One entry: a format tag, the JSON's length and its compressed length (8 bytes each, little-endian), a
+# blake2b digest of the rest, the JSON compressed with zstd, then the records' signatures and text keys as
+# they are (random bytes: zstd cannot shrink them, and in the JSON, as base64, they would be a third of
+# what orjson parses). Columns rather than one object a record, and zstd rather than gzip, halve the time
+# a re-run reads entries.
 SUFFIX = ".json.zst"
-_MAGIC = b"chz2"
-_HEAD = 20  # tag, JSON length, compressed length
+_MAGIC = b"chz3"
+_DIGEST = 16
+_HEAD = 20 + _DIGEST  # tag, JSON length, compressed length, digest
 _CODEC = pa.Codec("zstd", compression_level=3)
 _ENTRY_GLOBS = (f"*{SUFFIX}", "*.json.gz")  # the second: the format before, removed by the next prune
 _BINARY = ("signature", "text_key")  # stored after the JSON, fixed-size values end to end
@@ -94,36 +99,56 @@ def _from_json(data: dict, tail: bytes) -> FileResult:
 def encode(result: FileResult) -> bytes:
     raw = orjson.dumps(_to_json(result))
     packed = _CODEC.compress(raw, asbytes=True)
-    head = _MAGIC + len(raw).to_bytes(8, "little") + len(packed).to_bytes(8, "little")
     recs = result.records
     signatures, text_keys = b"".join(r.signature for r in recs), b"".join(r.text_key for r in recs)
     n = len(recs)
     if recs and (len(signatures), len(text_keys)) != (n * len(recs[0].signature), n * len(recs[0].text_key)):
         raise ValueError("records with signatures or text keys of different sizes")
-    return b"".join([head, packed, signatures, text_keys])
+    body = b"".join([packed, signatures, text_keys])
+    digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    return _MAGIC + len(raw).to_bytes(8, "little") + len(packed).to_bytes(8, "little") + digest + body
 
 
 def decode(blob: bytes) -> FileResult:
     if blob[:4] != _MAGIC:
         raise ValueError("not a corpus-hygiene cache entry (or one of an earlier format)")
-    size, packed = int.from_bytes(blob[4:12], "little"), int.from_bytes(blob[12:_HEAD], "little")
+    size, packed = int.from_bytes(blob[4:12], "little"), int.from_bytes(blob[12:20], "little")
+    if hashlib.blake2b(blob[_HEAD:], digest_size=_DIGEST).digest() != blob[20:_HEAD]:
+        raise ValueError("the entry does not match its digest")
     if packed > len(blob) - _HEAD or size > 1024 * packed + (1 << 20):  # no huge allocation if damaged
         raise ValueError("damaged cache entry")
     raw = _CODEC.decompress(blob[_HEAD : _HEAD + packed], decompressed_size=size, asbytes=True)
     return _from_json(orjson.loads(raw), blob[_HEAD + packed :])
 
 
+_TMP = ".tmp"
+
+
 def _write_aside(path: Path, data: bytes) -> None:
-    """Write beside ``path`` and rename into place: a reader sees the old file or the new, never half."""
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Write beside ``path`` and rename into place: a reader sees the old file or the new, never half.
+    A failed write (full or read-only disk) leaves nothing behind."""
+    tmp = path.with_name(f"{path.name}{_TMP}{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _remove(path: Path) -> None:
+    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
 
 
 class FileCache:
+    """Raises OSError only when the folder cannot be made (the flow then runs without a cache)."""
+
     def __init__(self, folder: Path | str) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.problems: list[str] = []  # what went wrong reading or writing entries, for the run's log
+        for stale in self.folder.glob(f"*{_TMP}*"):  # left by a run that died writing (one run at a time)
+            stale.unlink(missing_ok=True)
 
     def key(self, rel_path: str, sha256: str, policy_sha256: str) -> str:
         raw = json.dumps([rel_path, sha256, code_fingerprint(), policy_sha256])
@@ -133,11 +158,20 @@ class FileCache:
         path = self.folder / f"{key}{SUFFIX}"
         try:
             return decode(path.read_bytes())
-        except (OSError, ValueError, KeyError, TypeError, MemoryError, pa.ArrowException):
-            return None  # absent or damaged: recomputed and overwritten
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - damaged in any way: recomputed and overwritten
+            self.problems.append(f"cache entry {key[:12]}… unreadable ({type(exc).__name__}: {exc})")
+            return None
 
     def put(self, key: str, result: FileResult) -> None:
-        _write_aside(self.folder / f"{key}{SUFFIX}", encode(result))
+        path = self.folder / f"{key}{SUFFIX}"
+        try:
+            if path.is_dir() and not path.is_symlink():  # something else took the entry's name
+                shutil.rmtree(path)
+            _write_aside(path, encode(result))
+        except OSError as exc:
+            self.problems.append(f"cache entry {key[:12]}… not written ({exc.strerror or exc})")
 
     def hits(self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str) -> dict:
         """The cached results of the files whose content hash (``sha256_of``) has an entry, by path:
@@ -159,8 +193,11 @@ class FileCache:
         removed = 0
         for path in (p for pattern in _ENTRY_GLOBS for p in self.folder.glob(pattern)):
             if path.name.removesuffix(SUFFIX) not in keep or not path.name.endswith(SUFFIX):
-                path.unlink(missing_ok=True)
-                removed += 1
+                try:
+                    _remove(path)
+                    removed += 1
+                except OSError as exc:
+                    self.problems.append(f"cache entry {path.name} not removed ({exc.strerror or exc})")
         return removed
 
     # The entries whose records passed every row-level check of the output contract in a published run
@@ -173,14 +210,17 @@ class FileCache:
         the list is absent or unreadable: every row is validated)."""
         try:
             keys = json.loads((self.folder / self.CHECKED).read_text("utf-8"))
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001 - absent or damaged: every row is validated
             return set()
         return {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()
 
     def set_contract_checked(self, keys: set[str]) -> None:
         """After a published run: its entries' keys (all its rows passed the gates), written aside and
         renamed into place."""
-        _write_aside(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
+        try:
+            _write_aside(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
+        except OSError as exc:
+            self.problems.append(f"{self.CHECKED} not written ({exc.strerror or exc})")
 
     def checked_files(self, sources: list[SourceReport], policy_sha256: str) -> frozenset[str]:
         """The files read from this cache whose rows a published run validated (``CHECKED``)."""

@@ -10,8 +10,9 @@ does ~1% of the pair work:
 - the **verified similarities**, so that a re-run verifies only the pairs it has not seen.
 
 Both are exact: the dedup result is the same with or without the memo (tested). Stored with the
-per-file cache (numpy ``.npz``, loaded without pickle), under a name made of the code fingerprint
-and the config's: a code or config change starts from an empty memo.
+per-file cache (numpy ``.npz``, loaded without pickle, with a digest of its arrays checked on load),
+under a name made of the code fingerprint and the config's: a code or config change starts from an
+empty memo, and so does a memo that cannot be read or does not match its digest (``PairMemo.problem``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class PairMemo:
         self.candidates = candidates or []
         self.next_indexed: list[bytes] = []
         self.next_candidates: list[Key] = []
+        self.problem: str | None = None  # why the stored memo was not used (damaged), for the run's log
 
     def record_candidates(self, keys: list[bytes], pairs: list[Key]) -> None:
         self.next_indexed, self.next_candidates = keys, pairs
@@ -86,19 +88,37 @@ def memo_path(cache_dir: Path | str, config: DedupConfig) -> Path:
     return Path(cache_dir) / f"verified-{name}.npz"
 
 
+_ARRAYS = ("a", "b", "sim", "indexed", "ca", "cb")
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    digest = hashlib.blake2b(digest_size=16)
+    for name in _ARRAYS:
+        digest.update(name.encode() + np.ascontiguousarray(arrays[name]).tobytes())
+    return np.frombuffer(digest.digest(), dtype=np.uint8)
+
+
 def load_memo(path: Path) -> PairMemo:
-    """The memo stored at ``path``; an empty one when it is absent or unreadable."""
+    """The memo stored at ``path``; an empty one when it is absent, and an empty one with ``problem``
+    set when it cannot be read or its arrays do not match their digest (anything goes wrong: the memo
+    is disposable, and recomputing it is always correct)."""
+    if not path.exists():
+        return PairMemo()
     try:
         with np.load(path, allow_pickle=False) as data:
-            a, b, sim = data["a"], data["b"], data["sim"]
-            indexed, ca, cb = data["indexed"], data["ca"], data["cb"]
-    except (OSError, ValueError, KeyError):
-        return PairMemo()
-    return PairMemo(
-        {(x.tobytes(), y.tobytes()): float(s) for x, y, s in zip(a, b, sim, strict=True)},
-        {k.tobytes() for k in indexed},
-        [(x.tobytes(), y.tobytes()) for x, y in zip(ca, cb, strict=True)],
-    )
+            arrays = {name: data[name] for name in _ARRAYS}
+            if not np.array_equal(data["digest"], _digest(arrays)):
+                raise ValueError("its arrays do not match their digest")
+        a, b, sim, indexed, ca, cb = (arrays[name] for name in _ARRAYS)
+        return PairMemo(
+            {(x.tobytes(), y.tobytes()): float(s) for x, y, s in zip(a, b, sim, strict=True)},
+            {k.tobytes() for k in indexed},
+            [(x.tobytes(), y.tobytes()) for x, y in zip(ca, cb, strict=True)],
+        )
+    except Exception as exc:  # noqa: BLE001 - any damage means "recompute"
+        memo = PairMemo()
+        memo.problem = f"pair memo {path.name} unreadable ({type(exc).__name__}: {exc}): recomputed"
+        return memo
 
 
 def _key_array(keys, width: int = 16) -> np.ndarray:
@@ -107,22 +127,27 @@ def _key_array(keys, width: int = 16) -> np.ndarray:
     return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, width)
 
 
-def save_memo(path: Path, memo: PairMemo) -> None:
-    """Write the pairs this run used (written aside, renamed into place) and remove older memos."""
+def save_memo(path: Path, memo: PairMemo) -> str | None:
+    """Write the pairs this run used (written aside, renamed into place) and remove older memos.
+    Returns why it could not be written (a full or read-only disk: the next run recomputes), or None."""
     keys = sorted(memo.used)
-    sim = np.array([memo.used[k] for k in keys], dtype=np.float64)
     pairs = sorted(memo.next_candidates)
+    arrays = {
+        "a": _key_array(k[0] for k in keys),
+        "b": _key_array(k[1] for k in keys),
+        "sim": np.array([memo.used[k] for k in keys], dtype=np.float64),
+        "indexed": _key_array(sorted(memo.next_indexed), INDEX_KEY_BYTES),
+        "ca": _key_array((k[0] for k in pairs), INDEX_KEY_BYTES),
+        "cb": _key_array((k[1] for k in pairs), INDEX_KEY_BYTES),
+    }
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.npz")
-    np.savez(
-        tmp,
-        a=_key_array(k[0] for k in keys),
-        b=_key_array(k[1] for k in keys),
-        sim=sim,
-        indexed=_key_array(sorted(memo.next_indexed), INDEX_KEY_BYTES),
-        ca=_key_array((k[0] for k in pairs), INDEX_KEY_BYTES),
-        cb=_key_array((k[1] for k in pairs), INDEX_KEY_BYTES),
-    )
-    os.replace(tmp, path)
-    for old in path.parent.glob("verified-*.npz"):
-        if old != path:
-            old.unlink(missing_ok=True)
+    try:
+        np.savez(tmp, digest=_digest(arrays), **arrays)
+        os.replace(tmp, path)
+        for old in path.parent.glob("verified-*.npz"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        return f"pair memo not saved ({exc.strerror or exc}): the next run recomputes it"
+    return None
