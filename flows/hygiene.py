@@ -41,6 +41,7 @@ from corpus_hygiene.publish.dataset import (
     StagedVersion,
     commit_or_publish,
     run_outputs,
+    sha256_file,
     stage_version,
     versions_dir,
 )
@@ -263,7 +264,7 @@ def _hygiene(
         return failed(f"not published: {exc}", metrics, asm)
     if cache:
         cache.problems.clear()
-        cache.after_publish(asm.sources, policy.sha256)
+        cache.after_publish(asm.sources, policy.sha256, sha256_file(Path(version) / "manifest.json"))
         log_once(logger, [*cache.problems, save_memo(memo_file, memo)])
     metrics["stage_seconds"] = dict(timings)
     page = write_report(reports_dir, quote(metrics), quote(asm))

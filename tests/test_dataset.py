@@ -184,7 +184,9 @@ def test_kill_at_any_step_of_publish_leaves_old_or_new_complete_dataset(tmp_path
         assert manifest["run_id"].startswith("run-new") and frame["text"][0] == "New 0"
     publish(target, "run-after", _tables(1), {})  # the next run cleans up and publishes
     assert verify_checksums(target)["run_id"] == "run-after"
-    assert not list((tmp_path / ".clean.versions").glob("*.partial"))
+    # what is left: the new version and the one published before it; no partial folder, no stray link
+    kept = sorted(p.name for p in (tmp_path / ".clean.versions").iterdir())
+    assert kept == sorted(["run-after", manifest["run_id"]]) and not list(tmp_path.glob(".clean.link-*"))
 
 
 @pytest.mark.parametrize("delay", [0.9, 1.3, 1.7, 2.2])

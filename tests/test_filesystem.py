@@ -152,3 +152,84 @@ def test_cache_writes_on_a_full_disk_leave_no_temporary_files_and_no_error(tmp_p
         save_memo(path, memo) == "pair memo not saved (No space left on device): the next run recomputes it"
     )
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # the old memo, no temporary file
+
+
+def test_a_manifest_without_outputs_or_not_json_is_no_previous_version_and_a_one_line_invalid(
+    tmp_path, capsys
+):
+    from corpus_hygiene.cli import main
+    from corpus_hygiene.publish.changes import changes_since_previous
+    from corpus_hygiene.publish.dataset import DatasetError, publish, validate_dataset
+
+    from .test_dataset import _tables
+
+    target = tmp_path / "clean"
+    version = publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
+    manifest = json.loads((version / "manifest.json").read_text("utf-8"))
+    for damage, message in (
+        (json.dumps({k: v for k, v in manifest.items() if k != "outputs"}), "is incomplete"),
+        ("{not json", "cannot be read as JSON"),
+    ):
+        (version / "manifest.json").write_text(damage, "utf-8")
+        assert changes_since_previous(target, [], []) is None  # was KeyError: 'outputs', every run failed
+        with pytest.raises(DatasetError, match=message):
+            validate_dataset(target)
+        assert main(["validate", str(target)]) == 1  # was a traceback
+        err = capsys.readouterr().err
+        assert err.startswith("hygiene: invalid dataset: manifest.json in ") and message in err
+        assert len(err.splitlines()) == 1
+    publish(target, "20261202T000000Z-bbbbbb", _tables(2), {})  # a new version replaces it
+    assert len(validate_dataset(target)[0]["outputs"]) == 4
+
+
+def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
+    from corpus_hygiene.publish import dataset
+    from corpus_hygiene.publish.dataset import publish, read_dataset, validate_dataset
+
+    from .test_dataset import _tables
+
+    target = tmp_path / "clean"
+    publish(target, "20261201T000000Z-aaaaaa", _tables(3, "Old"), {})
+    real, switched = dataset.sha256_file, []
+
+    def publish_meanwhile(path):  # another run publishes while the reader checks its first file
+        if not switched:
+            switched.append(path)
+            publish(target, "20261202T000000Z-bbbbbb", _tables(5, "New"), {})
+        return real(path)
+
+    monkeypatch.setattr(dataset, "sha256_file", publish_meanwhile)
+    manifest, failures = validate_dataset(target)  # was "modified after publishing"
+    assert manifest["run_id"] == "20261201T000000Z-aaaaaa" and failures == [] and switched
+    assert list(read_dataset(target)["text"]) == ["New 0", "New 1", "New 2", "New 3", "New 4"]
+
+
+def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previous_version(tmp_path):
+    from corpus_hygiene.publish.dataset import publish, verify_checksums
+
+    from .test_dataset import _tables
+
+    target, versions = tmp_path / "clean", tmp_path / ".clean.versions"
+    publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
+
+    def crash_at(step):
+        def checkpoint(name):
+            if name == step:
+                raise SystemExit(f"killed at {step}")
+
+        return checkpoint
+
+    for step, run_id in (
+        ("version complete", "20261202T000000Z-orphan"),
+        ("link ready", "20261203T000000Z-link"),
+    ):
+        with pytest.raises(SystemExit):
+            publish(target, run_id, _tables(4), {}, crash_at(step))
+    assert verify_checksums(target)["run_id"] == "20261201T000000Z-aaaaaa"  # still the published one
+    publish(target, "20261204T000000Z-bbbbbb", _tables(5), {})
+    # kept: the new version and the one published before it (it was the orphan and the real one deleted)
+    assert sorted(p.name for p in versions.iterdir()) == [
+        "20261201T000000Z-aaaaaa",
+        "20261204T000000Z-bbbbbb",
+    ]
+    assert not list(tmp_path.glob(".clean.link-*"))  # the stray link of the second crash is gone

@@ -1,12 +1,21 @@
 """The unchanged re-run short-cut: the run key and when a published dataset counts as current."""
 
 import dataclasses
+import json
 
+from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key, unchanged_version
 from corpus_hygiene.ingest.discover import discover
-from corpus_hygiene.publish.dataset import publish
+from corpus_hygiene.publish.dataset import publish, sha256_file
 
 from .test_dataset import _tables
+
+
+def _published(target, key: str, run_id: str = "run-1"):
+    """A version published by a run, which records its manifest in the cache as the flow does."""
+    version = publish(target, run_id, _tables(3), {"run_key": key})
+    FileCache(cache_dir_for(target)).after_publish([], "p", sha256_file(version / "manifest.json"))
+    return version
 
 
 def _key(folder, policy):
@@ -33,17 +42,29 @@ def test_current_only_for_the_same_key_and_an_intact_dataset(tmp_path):
     target = tmp_path / "clean"
     assert current_version(target, "k1") is None  # nothing published yet
     version = publish(target, "run-1", _tables(3), {"run_key": "k1"})
+    assert current_version(target, "k1") is None  # no record of a run publishing it: rebuilt
+    version = _published(target, "k1", "run-2")
     assert current_version(target, "k1") == version.name
     assert current_version(target, "k2") is None
     (version / "records.parquet").write_bytes(b"damaged")
     assert current_version(target, "k1") is None  # a damaged dataset is rebuilt, not trusted
 
 
+def test_a_table_edited_together_with_its_checksum_is_not_current(tmp_path):
+    target = tmp_path / "clean"
+    version = _published(target, "k1")
+    (version / "records.parquet").write_bytes(b"edited")
+    manifest = json.loads((version / "manifest.json").read_text("utf-8"))
+    manifest["outputs"]["records.parquet"]["sha256"] = sha256_file(version / "records.parquet")
+    (version / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    assert current_version(target, "k1") is None  # was "unchanged" for ever
+
+
 def test_a_different_key_reads_no_published_file(tmp_path, monkeypatch):
     import corpus_hygiene.publish.dataset as dataset
 
     target = tmp_path / "clean"
-    publish(target, "run-1", _tables(3), {"run_key": "k1"})
+    _published(target, "k1")
     read = []
     real = dataset.sha256_file
     monkeypatch.setattr(dataset, "sha256_file", lambda path: read.append(path.name) or real(path))
@@ -57,7 +78,7 @@ def test_unchanged_version_is_the_published_one_only_for_the_same_inputs(tmp_pat
     (folder / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
     target = tmp_path / "clean"
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
-    version = publish(target, "run-1", _tables(3), {"run_key": _key(folder, policy)})
+    version = _published(target, _key(folder, policy))
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) == version.name
     (folder / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None

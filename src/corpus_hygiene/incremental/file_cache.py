@@ -231,11 +231,28 @@ class FileCache:
             if s.cached and s.sha256 and self.key(s.source_file, s.sha256, policy_sha256) in checked
         )
 
-    def after_publish(self, sources: list[SourceReport], policy_sha256: str) -> None:
-        """Forget the entries of files gone or changed; mark the published ones' rows as validated."""
+    # The sha256 of the manifest the last published run wrote: a dataset is "unchanged" only while its
+    # manifest is that one (a table edited together with its checksum is not a run's output).
+    PUBLISHED = "published-manifest.sha256"
+
+    def after_publish(self, sources: list[SourceReport], policy_sha256: str, manifest_sha256: str) -> None:
+        """Forget the entries of files gone or changed; mark the published ones' rows as validated;
+        remember the manifest published."""
         keys = self.keys_of(sources, policy_sha256)
         self.prune(keys)
         self.set_contract_checked(keys)
+        try:
+            _write_aside(self.folder / self.PUBLISHED, manifest_sha256.encode())
+        except OSError as exc:
+            self.problems.append(f"{self.PUBLISHED} not written ({exc.strerror or exc})")
 
     def entries(self) -> list[Path]:
         return sorted(self.folder.glob(f"*{SUFFIX}"))
+
+
+def published_manifest(folder: Path) -> str | None:
+    """The sha256 of the manifest the last published run wrote (``FileCache.PUBLISHED``), or None."""
+    try:
+        return (folder / FileCache.PUBLISHED).read_text("ascii")
+    except (OSError, ValueError):
+        return None

@@ -18,8 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
+from corpus_hygiene.incremental.file_cache import cache_dir_for, published_manifest
 from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
-from corpus_hygiene.publish.dataset import DatasetError, load_manifest, run_outputs, verify_checksums
+from corpus_hygiene.publish.dataset import (
+    DatasetError,
+    load_manifest,
+    run_outputs,
+    sha256_file,
+    verify_checksums,
+    version_folder,
+)
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -52,16 +60,20 @@ def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
 
 
 def current_version(dataset_dir: Path | str, key: str) -> str | None:
-    """The name of the published version when it was made from ``key`` and is intact; else None.
-    The key is compared first: the files are read for their checksums only when it matches, so a run
-    with any change does not read the whole published dataset for nothing."""
+    """The name of the published version when it was made from ``key``, its manifest is the one the
+    last run published (recorded in the cache) and its files match it; else None. The key is compared
+    first: the files are read for their checksums only when it matches, so a run with any change does
+    not read the whole published dataset for nothing."""
+    folder = version_folder(dataset_dir)
     try:
-        if load_manifest(dataset_dir).get("run_key") != key:
+        if load_manifest(folder).get("run_key") != key:
             return None
-        verify_checksums(dataset_dir)
-    except (DatasetError, OSError, ValueError, KeyError):
+        if published_manifest(cache_dir_for(dataset_dir)) != sha256_file(folder / "manifest.json"):
+            return None  # not the manifest a run of this cache published (edited, or no record of it)
+        verify_checksums(folder)
+    except (DatasetError, OSError):
         return None
-    return Path(os.path.realpath(dataset_dir)).name
+    return folder.name
 
 
 def unchanged_version(

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_hygiene.pipeline.rows import column
-from corpus_hygiene.publish.dataset import DatasetError, verify_checksums
+from corpus_hygiene.publish.dataset import DatasetError, verify_checksums, version_folder
 
 SAMPLE = 20
 
@@ -43,10 +43,10 @@ def changes_since_previous(
 
     Records are matched by ``record_id``; the previous version's columns stay in Arrow and only the
     added and removed rows become Python objects (a dict of every old row would cost seconds at 1M)."""
-    dataset_dir = Path(dataset_dir)
+    dataset_dir = version_folder(dataset_dir)
     try:
         manifest = verify_checksums(dataset_dir)
-    except (DatasetError, OSError, ValueError):
+    except (DatasetError, OSError):
         return None
     old = pq.read_table(
         dataset_dir / "records.parquet", columns=["record_id", "source_file", "source_line", "lang"]

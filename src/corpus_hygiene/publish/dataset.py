@@ -8,7 +8,9 @@ Layout on disk. DATASET_DIR is a symlink to one complete version folder beside i
 A new version is written in full (files fsynced, manifest last), then the symlink is replaced with
 ``os.replace`` — one atomic rename. A crash at any moment leaves DATASET_DIR pointing at either the
 previous complete version or the new one; readers never see a half-written dataset. The previous
-version is kept for one more run so a reader holding it open is not cut off.
+version (the link's target before the switch) is kept for one more run so a reader holding it open is
+not cut off; any other folder there (a run that died mid-publish) is removed by the next publish.
+Readers resolve the link once (``version_folder``) and read every file from that folder.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import pyarrow.parquet as pq
 from corpus_hygiene.pipeline.rows import to_arrow
 
 SCHEMA_VERSION = 2
-KEEP_VERSIONS = 2
 
 PII_TYPE = pa.struct(
     [pa.field("email", pa.int32(), nullable=False), pa.field("phone", pa.int32(), nullable=False)]
@@ -207,6 +208,9 @@ class StagedVersion:
         self.versions.mkdir(exist_ok=True)
         for stale in self.versions.glob("*.partial"):  # left by a run that died mid-publish
             shutil.rmtree(stale, ignore_errors=True)
+        for stale in self.dataset_dir.parent.glob(f".{self.dataset_dir.name}.link-*"):  # likewise
+            if stale.is_symlink():
+                stale.unlink()
         _adopt_existing(self.dataset_dir, self.versions)
         self.path = self.versions / f"{run_id}.partial"
         self.path.mkdir()
@@ -262,6 +266,7 @@ class StagedVersion:
         checkpoint("version complete")
 
         dataset_dir = self.dataset_dir
+        published = Path(os.path.realpath(dataset_dir)).name if dataset_dir.is_symlink() else None
         link_tmp = dataset_dir.parent / f".{dataset_dir.name}.link-{self.run_id}"
         if link_tmp.is_symlink():
             link_tmp.unlink()
@@ -270,7 +275,7 @@ class StagedVersion:
         os.replace(link_tmp, dataset_dir)  # the atomic switch
         _fsync_dir(dataset_dir.parent)
         checkpoint("switched")
-        _prune(self.versions, keep={final.name, _previous_name(self.versions, final)})
+        _prune(self.versions, keep={final.name, published})
         return final
 
 
@@ -327,32 +332,43 @@ def commit_or_publish(
     return publish(dataset_dir, run_id, tables, manifest, extra_files=extra_files)
 
 
-def _previous_name(versions: Path, current: Path) -> str | None:
-    done = sorted(
-        p.name
-        for p in versions.iterdir()
-        if p.is_dir() and p.name != current.name and not p.name.endswith(".partial")
-    )
-    return done[-1] if done else None
-
-
 def _prune(versions: Path, keep: set) -> None:
-    done = sorted(p for p in versions.iterdir() if p.is_dir() and not p.name.endswith(".partial"))
-    for path in done[: max(0, len(done) - KEEP_VERSIONS)]:
-        if path.name not in keep:
+    """Remove every complete version but ``keep`` (the new one and the one published before it)."""
+    for path in versions.iterdir():
+        if path.is_dir() and not path.name.endswith(".partial") and path.name not in keep:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def version_folder(dataset_dir: Path | str) -> Path:
+    """The version DATASET_DIR points to, resolved once: a reader that opens every file there reads one
+    version, even while a publish switches the link."""
+    return Path(os.path.realpath(dataset_dir))
+
+
 def load_manifest(dataset_dir: Path | str) -> dict:
+    """The manifest, checked to be one: a dict listing every table among its outputs with a sha256."""
     path = Path(dataset_dir) / "manifest.json"
     if not path.is_file():
         raise DatasetError(f"{dataset_dir} has no manifest.json: not a published corpus-hygiene dataset")
-    return json.loads(path.read_text("utf-8"))
+    try:
+        manifest = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise DatasetError(f"{path.name} in {dataset_dir} cannot be read as JSON ({exc})") from exc
+    outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
+    listed = isinstance(outputs, dict) and all(
+        isinstance(meta, dict) and isinstance(meta.get("sha256"), str) for meta in outputs.values()
+    )
+    if not listed or any(f"{name}.parquet" not in outputs for name in TABLES):
+        raise DatasetError(
+            f"{path.name} in {dataset_dir} is incomplete: it does not list every table's sha256"
+        )
+    return manifest
 
 
 def verify_checksums(dataset_dir: Path | str) -> dict:
-    """Check every output file against the manifest; return the manifest."""
-    dataset_dir = Path(dataset_dir)
+    """Check every output file of the version DATASET_DIR points to against its manifest; return the
+    manifest. Pass ``version_folder(DATASET_DIR)`` to read the tables from the version checked."""
+    dataset_dir = version_folder(dataset_dir)
     manifest = load_manifest(dataset_dir)
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise DatasetError(
@@ -395,8 +411,9 @@ def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
     """Checksums and schema version (raises DatasetError), then every contract check: (manifest, failures)."""
     from corpus_hygiene.checks.gates import schema_failures
 
-    manifest = verify_checksums(dataset_dir)
-    frames = {name: to_frame(table) for name, table in read_tables(dataset_dir).items()}
+    folder = version_folder(dataset_dir)
+    manifest = verify_checksums(folder)
+    frames = {name: to_frame(table) for name, table in read_tables(folder).items()}
     return manifest, schema_failures(frames)
 
 
@@ -409,8 +426,9 @@ def read_dataset(dataset_dir: Path | str, *, table: str = "records", arrow: bool
     """
     if table not in TABLES:
         raise ValueError(f"no table {table!r} in a corpus-hygiene dataset: use one of {', '.join(TABLES)}")
-    manifest, failures = validate_dataset(dataset_dir)
+    folder = version_folder(dataset_dir)
+    manifest, failures = validate_dataset(folder)
     if failures:
         raise DatasetError(f"{dataset_dir} breaks the contract: " + "; ".join(failures[:5]))
-    table = pq.read_table(Path(dataset_dir) / f"{table}.parquet")
+    table = pq.read_table(folder / f"{table}.parquet")
     return table if arrow else to_frame(table)
