@@ -201,7 +201,10 @@ def _hygiene(
         page = None
         if metrics is not None:
             metrics["outcome"] = message
-            page = write_report(reports_dir, quote(metrics), quote(asm))
+            try:
+                page = write_report(reports_dir, quote(metrics), quote(asm))
+            except OSError as exc:  # the failure is still told, on the terminal and in Prefect
+                logger.warning("no report: %s (%s)", reports_dir, exc.strerror or exc)
         return Failed(message=message, data=RunOutcome(run_id, False, message, dataset_dir, page))
 
     try:
@@ -256,6 +259,13 @@ def _hygiene(
         outcome = failed(f"gate failed, nothing published: {reasons}", metrics, asm)
         announce("gate.failed", dataset_dir, metrics, outcome.data.report)
         return outcome
+    metrics["stage_seconds"] = dict(timings)
+    try:  # before the switch: a published version always has its report, and exit 1 keeps the old one
+        page = write_report(reports_dir, quote(metrics), quote(asm))
+    except OSError as exc:
+        if staged is not None:
+            staged.discard()
+        return failed(f"not published: the report cannot be written to {reports_dir} ({exc.strerror or exc})")
     try:
         version = timed(
             "publish", publish_dataset, dataset_dir, run_id, quote(asm), quote(metrics), quote(staged)
@@ -266,8 +276,6 @@ def _hygiene(
         cache.problems.clear()
         cache.after_publish(asm.sources, policy.sha256, sha256_file(Path(version) / "manifest.json"))
         log_once(logger, [*cache.problems, save_memo(memo_file, memo)])
-    metrics["stage_seconds"] = dict(timings)
-    page = write_report(reports_dir, quote(metrics), quote(asm))
     announce("dataset.published", dataset_dir, metrics, page)
     logger.info("published %s (%s); report %s", dataset_dir, Path(version).name, page)
     c = asm.counts

@@ -122,7 +122,7 @@ def test_cache_writes_on_a_full_disk_leave_no_temporary_files_and_no_error(tmp_p
     import errno
     import os as os_module
 
-    from corpus_hygiene.incremental import file_cache
+    from corpus_hygiene import atomic
     from corpus_hygiene.incremental.file_cache import FileCache
     from corpus_hygiene.incremental.pair_memo import save_memo
     from corpus_hygiene.ingest import discover
@@ -136,7 +136,7 @@ def test_cache_writes_on_a_full_disk_leave_no_temporary_files_and_no_error(tmp_p
     def full(src, dst):
         raise OSError(errno.ENOSPC, os_module.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(file_cache.os, "replace", full)
+    monkeypatch.setattr(atomic.os, "replace", full)
     (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
     result = process_file(src, policy, cache)  # was a traceback, and a *.tmp file left behind
     assert len(result.records) == 2 and list(cache.folder.iterdir()) == []
@@ -233,3 +233,27 @@ def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previou
         "20261204T000000Z-bbbbbb",
     ]
     assert not list(tmp_path.glob(".clean.link-*"))  # the stray link of the second crash is gone
+
+
+@pytest.mark.slow
+def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_previous_dataset(tmp_path):
+    from corpus_hygiene.publish.dataset import verify_checksums
+
+    corpus, out = tmp_path / "in", tmp_path / "out"
+    corpus.mkdir()
+    (corpus / "iclr.txt").write_bytes(SAMPLE)
+    assert run(corpus, out).returncode == 0
+    before = verify_checksums(out / "clean")["run_id"]
+    (out / "reports" / "index.html").unlink()
+    (out / "reports" / "index.html").mkdir()  # the report's place cannot be written (as a full disk)
+    (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
+    failed = run(corpus, out)
+    assert failed.returncode == 1  # was: exit 1 with the new dataset already published
+    assert "hygiene: run failed: not published: the report cannot be written to" in failed.stderr
+    assert verify_checksums(out / "clean")["run_id"] == before
+    assert not [p.name for p in (out / "reports").iterdir() if ".tmp" in p.name]
+    (out / "reports" / "index.html").rmdir()
+    again = run(corpus, out)
+    assert again.returncode == 0, again.stderr[-2000:]
+    published = verify_checksums(out / "clean")["run_id"]
+    assert published != before and (out / "reports" / f"{published}.html").is_file()

@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
 import orjson
 import pyarrow as pa
 
+from corpus_hygiene.atomic import TMP, write_atomic
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.runinfo import code_fingerprint
 
@@ -121,21 +121,6 @@ def decode(blob: bytes) -> FileResult:
     return _from_json(orjson.loads(raw), blob[_HEAD + packed :])
 
 
-_TMP = ".tmp"
-
-
-def _write_aside(path: Path, data: bytes) -> None:
-    """Write beside ``path`` and rename into place: a reader sees the old file or the new, never half.
-    A failed write (full or read-only disk) leaves nothing behind."""
-    tmp = path.with_name(f"{path.name}{_TMP}{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _remove(path: Path) -> None:
     shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
 
@@ -147,7 +132,7 @@ class FileCache:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.problems: list[str] = []  # what went wrong reading or writing entries, for the run's log
-        for stale in self.folder.glob(f"*{_TMP}*"):  # left by a run that died writing (one run at a time)
+        for stale in self.folder.glob(f"*{TMP}*"):  # left by a run that died writing (one run at a time)
             stale.unlink(missing_ok=True)
 
     def key(self, rel_path: str, sha256: str, policy_sha256: str) -> str:
@@ -169,7 +154,7 @@ class FileCache:
         try:
             if path.is_dir() and not path.is_symlink():  # something else took the entry's name
                 shutil.rmtree(path)
-            _write_aside(path, encode(result))
+            write_atomic(path, encode(result))
         except OSError as exc:
             self.problems.append(f"cache entry {key[:12]}… not written ({exc.strerror or exc})")
 
@@ -218,7 +203,7 @@ class FileCache:
         """After a published run: its entries' keys (all its rows passed the gates), written aside and
         renamed into place."""
         try:
-            _write_aside(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
+            write_atomic(self.folder / self.CHECKED, json.dumps(sorted(keys)).encode("utf-8"))
         except OSError as exc:
             self.problems.append(f"{self.CHECKED} not written ({exc.strerror or exc})")
 
@@ -242,7 +227,7 @@ class FileCache:
         self.prune(keys)
         self.set_contract_checked(keys)
         try:
-            _write_aside(self.folder / self.PUBLISHED, manifest_sha256.encode())
+            write_atomic(self.folder / self.PUBLISHED, manifest_sha256.encode())
         except OSError as exc:
             self.problems.append(f"{self.PUBLISHED} not written ({exc.strerror or exc})")
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 from rapidfuzz.distance import Indel
 
+from corpus_hygiene.atomic import write_atomic
 from corpus_hygiene.pipeline.rows import column
 from corpus_hygiene.report.charts import bars
 
@@ -201,7 +202,8 @@ def write_reports(
     duplicates: list[dict],
     records: Sequence[dict] = (),
 ) -> Path:
-    """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``; return the page."""
+    """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``, each whole or not at
+    all (``write_atomic``); return the page."""
     reports_dir = Path(reports_dir)
     reports_dir.mkdir(parents=True, exist_ok=True)
     run_id = metrics["run_id"]
@@ -209,9 +211,10 @@ def write_reports(
     earlier = sorted(p.name.removesuffix(".metrics.json") for p in reports_dir.glob("*.metrics.json"))
     earlier = [r for r in earlier if r < run_id]
     metrics = {**metrics, "previous_report": f"{earlier[-1]}.html" if earlier else None}
-    page.write_text(render_run_report(metrics, quarantine, duplicates, records), "utf-8")
-    (reports_dir / f"{run_id}.metrics.json").write_text(
-        json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
+    write_atomic(page, render_run_report(metrics, quarantine, duplicates, records))
+    write_atomic(
+        reports_dir / f"{run_id}.metrics.json",
+        json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
     )
-    (reports_dir / "index.html").write_text(_render_index(reports_dir), "utf-8")
+    write_atomic(reports_dir / "index.html", _render_index(reports_dir))
     return page
