@@ -257,3 +257,63 @@ def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_
     assert again.returncode == 0, again.stderr[-2000:]
     published = verify_checksums(out / "clean")["run_id"]
     assert published != before and (out / "reports" / f"{published}.html").is_file()
+
+
+def _one_file(tmp_path, policy):
+    from corpus_hygiene.ingest import discover
+
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    (corpus / "iclr.txt").write_bytes(SAMPLE)
+    (src,) = discover(corpus, policy.max_file_bytes).files
+    return corpus / "iclr.txt", src
+
+
+APPENDED = (
+    b"\n\nA paragraph appended while the run was reading this file, which no manifest hash describes.\n"
+)
+
+
+def test_a_file_that_changes_after_discovery_is_quarantined_as_changed_and_not_cached(tmp_path, policy):
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.pipeline.process import process_file
+
+    path, src = _one_file(tmp_path, policy)
+    cache = FileCache(tmp_path / "cache")
+    with path.open("ab") as fh:
+        fh.write(APPENDED)
+    result = process_file(src, policy, cache)
+    assert result.records == [] and {r.reason for r in result.rejected} == {"changed_during_run"}
+    assert len(result.rejected) == 7  # five abstracts, a placeholder, the appended paragraph
+    assert "its size went from" in result.rejected[0].detail and result.rejected[0].text_raw
+    assert cache.entries() == []  # nothing of it is cached: the next run reads the file again
+
+
+def test_a_streamed_file_that_grows_between_its_hash_and_its_read_is_not_published_under_the_old_hash(
+    tmp_path, policy, monkeypatch
+):
+    from dataclasses import replace
+
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.pipeline import process
+    from corpus_hygiene.pipeline.process import process_file
+
+    streamed = replace(policy, stream_above_bytes=100)  # this small file takes the streamed path
+    path, src = _one_file(tmp_path, streamed)
+    cache = FileCache(tmp_path / "cache")
+    real = process.open_stream
+
+    def grow_then_open(fd, *args):  # the file grows after it was hashed, before it is decoded
+        with path.open("ab") as fh:
+            fh.write(APPENDED)
+        return real(fd, *args)
+
+    monkeypatch.setattr(process, "open_stream", grow_then_open)
+    result = process_file(src, streamed, cache)  # was: published with the appended paragraph, cached
+    assert result.records == [] and {r.reason for r in result.rejected} == {"changed_during_run"}
+    assert any("appended while the run" in (r.text_raw or "") for r in result.rejected)
+    assert cache.entries() == []
+    monkeypatch.undo()
+    path.write_bytes(SAMPLE)  # truncated back: read again, all of it kept
+    again = process_file(replace(src, mtime_ns=path.stat().st_mtime_ns), streamed, cache)
+    assert len(again.records) == 5 and not again.source.cached and len(cache.entries()) == 1

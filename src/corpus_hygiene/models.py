@@ -14,6 +14,7 @@ class SourceFile:
     rel_path: str  # relative to the input root, "/" separators: the record identity's first half
     abs_path: Path
     size: int
+    mtime_ns: int | None = None  # when discovered: a file whose size or mtime differs later changed mid-run
 
 
 @dataclass(frozen=True, slots=True)

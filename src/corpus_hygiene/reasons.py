@@ -24,4 +24,5 @@ class Reason(StrEnum):
     # records
     NO_HEADER = "no_header"
     EMPTY_TEXT = "empty_text"
+    CHANGED_DURING_RUN = "changed_during_run"  # every row of a file that changed while the run read it
     # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.

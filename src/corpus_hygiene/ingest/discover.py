@@ -128,7 +128,7 @@ def discover(
                 )
             )
             continue
-        out.files.append(SourceFile(rel_path=rel, abs_path=path, size=st.st_size))
+        out.files.append(SourceFile(rel_path=rel, abs_path=path, size=st.st_size, mtime_ns=st.st_mtime_ns))
     return out
 
 

@@ -16,6 +16,7 @@ as cp1252 in UTF-8 files and replaced (U+FFFD) in others, and the batches so rep
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ class Stream:
     confidence: float
     repairs: list[str] = field(default_factory=list)
     chunks: Iterator[str] = field(default_factory=lambda: iter(()))
+    digest: hashlib._Hash = field(default_factory=hashlib.sha256)  # of the bytes read, as they are read
 
 
 def open_stream(fd: int, batch_bytes: int | None = None) -> Stream:
@@ -108,12 +110,14 @@ def open_stream(fd: int, batch_bytes: int | None = None) -> Stream:
     if bom is None:
         codec = sample.encoding
     stream = Stream(encoding=sample.encoding, confidence=sample.confidence, repairs=list(sample.repairs))
+    stream.digest.update(head[:skip])
     fallback = "corpus_hygiene_stream_cp1252" if codecs.lookup(codec).name == "utf-8" else "replace"
     os.lseek(fd, skip, os.SEEK_SET)
 
     def chunks() -> Iterator[str]:
         repaired = 0
         for batch in iter_batches(fd, _newline(codec), batch_bytes or BATCH_BYTES):
+            stream.digest.update(batch)  # the bytes decoded are the bytes hashed
             try:
                 yield batch.decode(codec)
             except UnicodeDecodeError:

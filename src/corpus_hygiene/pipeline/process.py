@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from itertools import chain
 
 from corpus_hygiene.checks import Policy
@@ -123,7 +124,37 @@ def _read(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[Fil
     except OSError as exc:
         return _unreadable(src, exc), None
     sha256 = hashlib.sha256(data).hexdigest()
-    return _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy))
+    result, key = _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy))
+    if why := _changed(src, len(data)):
+        return _changed_during_run(result, why), None
+    return result, key
+
+
+def _changed(src: SourceFile, size_read: int, digest: str | None = None, sha256: str | None = None) -> str:
+    """Why ``src`` changed since it was discovered (its size or mtime now, the size read, or the digest
+    of a second read against the first), or "" when it did not."""
+    try:
+        now = os.stat(src.abs_path, follow_symlinks=False)
+    except OSError as exc:
+        return f"it could no longer be read ({exc.strerror or exc})"
+    if now.st_size != src.size or size_read != src.size:
+        return f"its size went from {src.size:,} to {now.st_size:,} bytes ({size_read:,} read)"
+    if src.mtime_ns is not None and now.st_mtime_ns != src.mtime_ns:
+        return "it was modified (its mtime changed)"
+    if digest is not None and digest != sha256:
+        return "its content changed between the two reads"
+    return ""
+
+
+def _changed_during_run(result: FileResult, why: str) -> FileResult:
+    """Every row of a file that changed while it was read, in quarantine: what was read is kept there,
+    and nothing of it is published or cached (the next run reads the file again)."""
+    detail = f"the file changed while the run read it: {why}; the next run reads it again"
+    reason = Reason.CHANGED_DURING_RUN.value
+    rows = [Rejected(r.source_file, r.source_line, reason, detail, r.text_raw) for r in result.records]
+    rows += [replace(r, reason=reason, detail=detail) for r in result.rejected]
+    result.source.problem, result.source.problem_detail = reason, detail
+    return FileResult(source=result.source, rejected=rows, checked=result.checked)
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
@@ -149,29 +180,36 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
             size = os.fstat(fd).st_size
             if size > policy.max_file_bytes:
                 raise OSError(f"{src.rel_path} grew past the size limit after discovery")
-            digest = hashlib.sha256()
+            digest, read = hashlib.sha256(), 0
             for batch in iter(lambda: os.read(fd, BATCH_BYTES), b""):
                 digest.update(batch)
+                read += len(batch)
             sha256 = digest.hexdigest()
-            return _cached(
-                cache,
-                src,
-                sha256,
-                policy,
-                lambda: process_stream(src, fd, size, sha256, policy),
+            streams = []
+            result, key = _cached(
+                cache, src, sha256, policy, lambda: process_stream(src, fd, size, sha256, policy, streams)
             )
     except OSError as exc:
         return _unreadable(src, exc), None
+    second = streams[0].digest.hexdigest() if streams else None  # the decoded bytes' own sha256
+    if why := _changed(src, read, second, sha256):
+        return _changed_during_run(result, why), None
+    return result, key
 
 
-def process_stream(src: SourceFile, fd: int, size: int, sha256: str, policy: Policy) -> FileResult:
-    """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``)."""
+def process_stream(
+    src: SourceFile, fd: int, size: int, sha256: str, policy: Policy, streams: list | None = None
+) -> FileResult:
+    """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``); the stream, with
+    the digest of the bytes it decoded, is appended to ``streams`` when given."""
     report = SourceReport(source_file=src.rel_path, size=size, sha256=sha256)
     result = FileResult(source=report)
     try:
         stream = open_stream(fd)
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
+    if streams is not None:
+        streams.append(stream)
     report.encoding, report.confidence = stream.encoding, stream.confidence
     _process_lines(src, result, iter_lines(stream.chunks), policy)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
