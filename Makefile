@@ -78,11 +78,12 @@ WORKERS ?= 1
 bench-e2e: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
-# Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; 100k abstracts end to
+# Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; a 1 GB paragraph; 100k abstracts end to
 # end, ad hoc and against a long-lived Prefect server, on one worker and on two; 1M on two. ~2 hours.
 bench-large: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 1000000
 	$(VENV)/bin/python -m benchmarks.bench_stream --mb 500
+	$(VENV)/bin/python -m benchmarks.bench_stream --mb 1024 --one-paragraph
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 1 --server
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts 100000 --workers 2 --server

@@ -9,12 +9,16 @@ own process so that its peak RSS is its own:
 - ``process`` (with --process): the whole per-file stage on the streamed file, cleaning and language
   included; its memory then grows with the records it keeps (they are the stage's output).
 
-    .venv/bin/python -m benchmarks.bench_stream [--mb 500] [--process]
+With --one-paragraph the file is a header and one paragraph of that size on one line (no newline):
+the per-file stage quarantines it as ``oversized_record`` from its length, with bounded memory.
+
+    .venv/bin/python -m benchmarks.bench_stream [--mb 500] [--process] [--one-paragraph]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import subprocess
@@ -41,6 +45,18 @@ def build(path: Path, mb: int) -> int:
     return path.stat().st_size
 
 
+def build_one_paragraph(path: Path, mb: int) -> int:
+    words = " ".join(f"token{i} of an extraction error" for i in range(20000)).encode("utf-8") + b" "
+    with path.open("wb") as out:
+        out.write(b"ICLR 2026 Papers\n\n")
+        written = 0
+        while written < mb << 20:
+            out.write(words)
+            written += len(words)
+        out.write(b"\n")
+    return path.stat().st_size
+
+
 def measure(mode: str, path: Path) -> dict:
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.ingest import decode_bytes, discover, iter_paragraphs, read_bytes, split_lines
@@ -50,6 +66,7 @@ def measure(mode: str, path: Path) -> dict:
     from corpus_hygiene.pipeline.process import process_file
 
     policy = load_policy()
+    policy = dataclasses.replace(policy, max_file_bytes=1 << 40)
     (src,) = [f for f in discover(path.parent, 1 << 40).files if f.rel_path == path.name]
     base = peak_rss_mb()  # the interpreter and the libraries, before any byte of the file is read
     start = time.perf_counter()
@@ -61,8 +78,10 @@ def measure(mode: str, path: Path) -> dict:
     else:
         result = process_file(src, policy)
         count = len(result.records) + len(result.rejected)
+        reasons = sorted({r.reason for r in result.rejected})
     secs = time.perf_counter() - start
     return {
+        **({"quarantine_reasons": reasons} if mode == "process" else {}),
         "paragraphs": count,
         "seconds": round(secs, 1),
         "per_s": round(count / secs),
@@ -75,6 +94,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=int, default=500)
     parser.add_argument("--process", action="store_true", help="also run the whole per-file stage")
+    parser.add_argument("--one-paragraph", action="store_true", help="one paragraph of that size, one line")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -83,9 +103,14 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.txt"
-        size = build(path, args.mb)
+        size = (build_one_paragraph if args.one_paragraph else build)(path, args.mb)
         result: dict = {"file_mb": round(size / (1 << 20), 1)}
-        for mode in ("stream", "whole", *(("process",) if args.process else ())):
+        modes = (
+            ("process",)
+            if args.one_paragraph
+            else ("stream", "whole", *(("process",) if args.process else ()))
+        )
+        for mode in modes:
             out = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_stream", "--measure", mode, "--file", str(path)],
                 capture_output=True,
@@ -93,7 +118,7 @@ def main() -> int:
                 check=True,
             )
             result[mode] = json.loads(out.stdout.strip().splitlines()[-1])
-    save(f"stream_{args.mb}mb", result)
+    save(f"{'oversized' if args.one_paragraph else 'stream'}_{args.mb}mb", result)
     return 0
 
 

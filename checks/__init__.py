@@ -31,6 +31,7 @@ class Policy:
     gates: dict = field(default_factory=dict)  # [gates] table
     stream_above_bytes: int = 64 << 20  # larger files are read in batches, never whole
     max_lost_words: int = 0  # words cleaning may remove that were not markup (clean/loss.py)
+    max_paragraph_chars: int = 200_000  # longer input paragraphs are quarantined unread (oversized_record)
     quality: dict = field(default_factory=dict)  # [quality] table: limits on signals.py's signals
     contacts: str = "keep"  # e-mails and phone numbers in a text: keep, mask or quarantine
 
@@ -95,6 +96,7 @@ def load_policy(path: Path | str | None = None) -> Policy:
         gates=model.gates.model_dump(),
         stream_above_bytes=int(model.ingest.stream_above_mb * 1024 * 1024),
         max_lost_words=model.record.max_lost_words,
+        max_paragraph_chars=model.record.max_paragraph_chars,
         quality=model.quality.model_dump(),
         contacts=model.contacts.action,
     )

@@ -29,12 +29,15 @@ class Record(BaseModel):
     model_config = _STRICT
     min_chars: int = Field(ge=1)
     max_chars: int = Field(ge=1)
+    max_paragraph_chars: int = Field(200_000, ge=1)
     max_lost_words: int = Field(ge=0)
 
     @model_validator(mode="after")
     def _range(self):
         if self.min_chars >= self.max_chars:
             raise ValueError("min_chars must be below max_chars")
+        if self.max_paragraph_chars < self.max_chars:
+            raise ValueError("max_paragraph_chars must be at least max_chars")
         return self
 
 

@@ -317,3 +317,29 @@ def test_a_streamed_file_that_grows_between_its_hash_and_its_read_is_not_publish
     path.write_bytes(SAMPLE)  # truncated back: read again, all of it kept
     again = process_file(replace(src, mtime_ns=path.stat().st_mtime_ns), streamed, cache)
     assert len(again.records) == 5 and not again.source.cached and len(cache.entries()) == 1
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
+def test_a_paragraph_over_the_limit_is_quarantined_from_its_length_without_being_cleaned(
+    tmp_path, policy, streamed, monkeypatch
+):
+    from dataclasses import replace
+
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.pipeline import process
+
+    small = replace(policy, max_paragraph_chars=20_000, stream_above_bytes=100 if streamed else 1 << 30)
+    huge = "Tokens of an endless extraction error, " * 5_000  # 195,000 characters on one line
+    abstracts = SAMPLE.decode("utf-8").split("\n\n")
+    (tmp_path / "in").mkdir()
+    text = "\n\n".join([abstracts[0], abstracts[1], huge, abstracts[2]]) + "\n"
+    (tmp_path / "in" / "f.txt").write_text(text, "utf-8")
+    (src,) = discover(tmp_path / "in", small.max_file_bytes).files
+    cleaned = []
+    real = process.clean_text
+    monkeypatch.setattr(process, "clean_text", lambda t, lang: cleaned.append(len(t)) or real(t, lang))
+    result = process.process_file(src, small)
+    assert len(result.records) == 2 and max(cleaned) < 20_000  # the huge paragraph was never cleaned
+    (row,) = [r for r in result.rejected if r.reason == "oversized_record"]
+    assert row.source_line == 5 and row.text_raw == huge[:1000]
+    assert row.detail.startswith(f"a paragraph of {len(huge):,} characters, over the policy's max_paragraph")

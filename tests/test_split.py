@@ -61,3 +61,16 @@ def test_paragraphs_cover_every_nonblank_line_exactly_once(text):
         n = para.text.count("\n") + 1
         covered.extend(range(para.line, para.line + n))
     assert covered == [i + 1 for i, line in enumerate(lines) if not is_blank(line)]
+
+
+@given(st.text(alphabet="ab \n", max_size=300), st.integers(1, 40))
+def test_paragraphs_over_the_limit_keep_their_start_and_their_length(text, limit):
+    from corpus_hygiene.ingest.split import OVERSIZED_KEPT, paragraphs_from
+
+    lines = split_lines(text)
+    for bounded, full in zip(paragraphs_from(lines, 0, limit), paragraphs_from(lines, 0), strict=True):
+        assert bounded.line == full.line
+        if len(full.text) <= limit:
+            assert bounded == full
+        else:
+            assert bounded.n_chars == len(full.text) and bounded.text == full.text[:OVERSIZED_KEPT]

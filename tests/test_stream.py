@@ -91,3 +91,33 @@ def test_streamed_binary_and_blank_files_are_refused_like_whole_ones(tmp_path, p
         whole, streamed = process_file(src, policy), process_file(src, streaming)
         assert streamed.rejected == whole.rejected
         assert streamed.source.problem in {"binary_file", "empty_file"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab \r\n\u2028", max_size=80),
+    st.lists(st.integers(0, 80), max_size=6),
+    st.integers(1, 12),
+)
+def test_iter_lines_with_a_limit_counts_long_lines_and_keeps_their_start(text, cuts, limit):
+    from corpus_hygiene.ingest.split import OVERSIZED_KEPT
+
+    bounds = sorted({0, len(text), *(c for c in cuts if c <= len(text))})
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] or [text]
+    got, want = list(iter_lines(chunks, max_line=limit)), split_lines(text)
+    assert [getattr(line, "length", len(line)) for line in got] == [len(line) for line in want]
+    for line, full in zip(got, want, strict=True):
+        assert line == full or (hasattr(line, "length") and line == full[:OVERSIZED_KEPT])
+
+
+def test_a_line_longer_than_four_batches_is_cut_at_a_character_and_rejoins_to_the_file(tmp_path):
+    data = ("ICLR 2026 Papers\n\n" + "é论文" * 3000 + "\n").encode("utf-8")  # one 15 KB line
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        batches = list(iter_batches(fd, b"\n", batch_bytes=1000))
+    finally:
+        os.close(fd)
+    assert b"".join(batches) == data and max(map(len, batches)) < 5000
+    assert "".join(b.decode("utf-8") for b in batches) == data.decode("utf-8")  # no character cut

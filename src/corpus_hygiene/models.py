@@ -49,7 +49,8 @@ class Header:
 @dataclass(frozen=True, slots=True)
 class Paragraph:
     line: int  # 1-based line of its first line in the decoded text
-    text: str  # its lines joined with "\n", as decoded
+    text: str  # its lines joined with "\n", as decoded (only the start of an oversized one)
+    n_chars: int | None = None  # set when the paragraph was longer than the limit: its full length
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,5 +24,6 @@ class Reason(StrEnum):
     # records
     NO_HEADER = "no_header"
     EMPTY_TEXT = "empty_text"
+    OVERSIZED_RECORD = "oversized_record"  # a paragraph over the policy's max_paragraph_chars, not cleaned
     CHANGED_DURING_RUN = "changed_during_run"  # every row of a file that changed while the run read it
     # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.

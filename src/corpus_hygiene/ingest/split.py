@@ -36,21 +36,45 @@ def iter_paragraphs(lines: Iterable[str], start: int = 0) -> Iterator[Paragraph]
     return paragraphs_from(islice(lines, start, None), start)
 
 
-def paragraphs_from(lines: Iterable[str], index: int) -> Iterator[Paragraph]:
-    """Paragraphs of ``lines``, whose first item is line ``index + 1`` of the file (any iterable)."""
+OVERSIZED_KEPT = 1000  # characters of an oversized paragraph kept (its quarantine row's text_raw)
+
+
+class LongLine(str):
+    """The start of a line too long to hold, with its full length (``iter_lines`` with a limit)."""
+
+    length: int
+
+
+def paragraphs_from(lines: Iterable[str], index: int, max_chars: int | None = None) -> Iterator[Paragraph]:
+    """Paragraphs of ``lines``, whose first item is line ``index + 1`` of the file (any iterable). With
+    ``max_chars``, a paragraph longer than that keeps only its first ``OVERSIZED_KEPT`` characters and
+    its length (``n_chars``): its lines are counted, not held."""
     block: list[str] = []
-    first = index
+    first, size, over = index, 0, False
     for i, line in enumerate(lines, index):
         if is_blank(line):
             if block:
-                yield Paragraph(line=first + 1, text="\n".join(block))
-                block = []
-        else:
-            if not block:
-                first = i
+                yield _paragraph(first, block, size, over)
+                block, size, over = [], 0, False
+            continue
+        if not block:
+            first = i
+        size += getattr(line, "length", len(line)) + (1 if block else 0)
+        if not over:
             block.append(line)
+            if max_chars is not None and size > max_chars:  # from now on only its start is held
+                block, over = ["\n".join(block)[:OVERSIZED_KEPT]], True
+        elif len(block[0]) < OVERSIZED_KEPT:
+            block[0] = f"{block[0]}\n{line[:OVERSIZED_KEPT]}"[:OVERSIZED_KEPT]
     if block:
-        yield Paragraph(line=first + 1, text="\n".join(block))
+        yield _paragraph(first, block, size, over)
+
+
+def _paragraph(first: int, block: list[str], size: int, over: bool) -> Paragraph:
+    text = "\n".join(block)
+    return (
+        Paragraph(line=first + 1, text=text, n_chars=size) if over else Paragraph(line=first + 1, text=text)
+    )
 
 
 def first_nonblank(lines: list[str]) -> int | None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from corpus_hygiene.ingest.decode import _BOMS, decode_bytes
-from corpus_hygiene.ingest.split import split_lines
+from corpus_hygiene.ingest.split import OVERSIZED_KEPT, LongLine, split_lines
 
 SAMPLE_BYTES = 1 << 20
 BATCH_BYTES = 8 << 20
@@ -48,7 +48,9 @@ def _newline(codec: str) -> bytes:
 def iter_batches(fd: int, newline: bytes, batch_bytes: int = BATCH_BYTES) -> Iterator[bytes]:
     """Byte batches of about ``batch_bytes``, each ending just after a (code-unit aligned) newline.
 
-    A batch holding no newline grows until one comes or the file ends (a single line is not split).
+    A batch holding no newline grows until one comes, the file ends, or it reaches 4 × ``batch_bytes``:
+    a line that long is cut (at a code unit, and before a UTF-8 continuation byte), so that memory stays
+    bounded; such a line is an oversized paragraph, which ``iter_lines`` only counts.
     """
     unit = len(newline)
     carry = b""
@@ -57,29 +59,60 @@ def iter_batches(fd: int, newline: bytes, batch_bytes: int = BATCH_BYTES) -> Ite
         end = buf.rfind(newline)
         while end > 0 and end % unit:  # a newline pattern straddling two UTF-16/32 code units
             end = buf.rfind(newline, 0, end + unit - 1)
-        if end < 0:
+        if end >= 0:
+            yield buf[: end + unit]
+            carry = buf[end + unit :]
+        elif len(buf) >= 4 * batch_bytes:
+            cut = len(buf) - len(buf) % unit
+            while unit == 1 and cut > len(buf) - 4 and 0x80 <= buf[cut - 1] < 0xC0:
+                cut -= 1
+            cut -= unit == 1 and buf[cut - 1] >= 0xC0  # a UTF-8 lead byte waits for its continuation
+            yield buf[:cut]
+            carry = buf[cut:]
+        else:
             carry = buf
-            continue
-        yield buf[: end + unit]
-        carry = buf[end + unit :]
     if carry:
         yield carry
 
 
-def iter_lines(chunks: Iterable[str]) -> Iterator[str]:
-    """Lines (LF, CRLF, CR) of the joined ``chunks``, exactly as ``split_lines("".join(chunks))``.
+def iter_lines(chunks: Iterable[str], max_line: int | None = None) -> Iterator[str]:
+    """Lines (LF, CRLF, CR) of the joined ``chunks``, exactly as ``split_lines("".join(chunks))``; with
+    ``max_line``, a line longer than that comes as a ``LongLine``: its first ``OVERSIZED_KEPT``
+    characters and its length, the rest counted, never held.
 
     >>> list(iter_lines(["a\\r", "\\nb\\r", "c", "\\n"]))
     ['a', 'b', 'c', '']
+    >>> long, short = iter_lines(["ab", "cd", "ef\\ng"], max_line=3)
+    >>> long, long.length, short
+    ('abcdef', 6, 'g')
     """
-    carry = ""
+    carry, long, counted = "", None, 0  # long: the head of a line too long to hold; counted: its length
+
+    def finish(tail: str) -> LongLine:
+        line = LongLine((long + tail)[:OVERSIZED_KEPT])
+        line.length = counted + len(tail)
+        return line
+
     for chunk in chunks:
         text = carry + chunk
         hold_cr = text.endswith("\r")  # may be the first half of a CRLF
         parts = split_lines(text[:-1] if hold_cr else text)
         carry = parts.pop() + ("\r" if hold_cr else "")
+        if parts and long is not None:  # the long line ends in this chunk
+            yield finish(parts.pop(0))
+            long = None
         yield from parts
-    yield from split_lines(carry)
+        if max_line is not None and (long is not None or len(carry) > max_line):  # too long to hold
+            held = carry[:-1] if hold_cr else carry
+            if long is None:
+                long, counted = "", 0
+            long = long if len(long) >= OVERSIZED_KEPT else (long + held)[:OVERSIZED_KEPT]
+            counted += len(held)
+            carry = "\r" if hold_cr else ""
+    lines = split_lines(carry)
+    if long is not None:
+        yield finish(lines.pop(0))
+    yield from lines
 
 
 @dataclass

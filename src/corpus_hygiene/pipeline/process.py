@@ -46,6 +46,12 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
     its text's memo key (computed here, in the parallel per-file stage, and cached with the file); the
     record checks of checks/ run on the file's records together (``check_results``).
     """
+    if para.n_chars is not None:
+        detail = (
+            f"a paragraph of {para.n_chars:,} characters, over the policy's max_paragraph_chars of "
+            f"{policy.max_paragraph_chars:,}: not cleaned; its first {len(para.text):,} characters are kept"
+        )
+        return _reject(src, para, Reason.OVERSIZED_RECORD, detail)
     # Language after the encoding repair (Chinese read as cp1252 looks Portuguese to a detector) and
     # before the other fixes: the PDF-artefact fixes need it to pick a word list. Markup barely moves
     # a detector on abstract-length text; the script decides CJK.
@@ -211,7 +217,7 @@ def process_stream(
     if streams is not None:
         streams.append(stream)
     report.encoding, report.confidence = stream.encoding, stream.confidence
-    _process_lines(src, result, iter_lines(stream.chunks), policy)
+    _process_lines(src, result, iter_lines(stream.chunks, policy.max_paragraph_chars), policy)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
     return result
 
@@ -264,13 +270,13 @@ def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str], po
         # Not a header: keep every paragraph, the first line's included, as a quarantine row.
         detail = f"line {first + 1} is not a header naming a venue and a year: {first_line.strip()[:80]!r}"
         report.problem, report.problem_detail = Reason.NO_HEADER.value, detail
-        for para in paragraphs_from(chain([first_line], rest), first):
+        for para in paragraphs_from(chain([first_line], rest), first, policy.max_paragraph_chars):
             report.n_paragraphs += 1
             result.rejected.append(_reject(src, para, Reason.NO_HEADER, detail))
         return result
 
     report.header = header
-    for para in paragraphs_from(rest, first + 1):
+    for para in paragraphs_from(rest, first + 1, policy.max_paragraph_chars):
         report.n_paragraphs += 1
         out = process_paragraph(src, header, para, policy)
         (result.records if isinstance(out, Record) else result.rejected).append(out)
