@@ -4,6 +4,8 @@ between steps, oversized paragraphs. Each test reproduces one cause; the runs ar
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, ROOT
+from .fault_run import STEPS as FAULT_STEPS
 
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 SAMPLE = (EXAMPLES / "iclr_2026_papers.txt").read_bytes()  # a header and six abstracts
@@ -343,3 +346,73 @@ def test_a_paragraph_over_the_limit_is_quarantined_from_its_length_without_being
     (row,) = [r for r in result.rejected if r.reason == "oversized_record"]
     assert row.source_line == 5 and row.text_raw == huge[:1000]
     assert row.detail.startswith(f"a paragraph of {len(huge):,} characters, over the policy's max_paragraph")
+
+
+@pytest.fixture(scope="module")
+def killed_runs(tmp_path_factory):
+    """A Prefect server for the module's runs, the corpus before and after a change, the dataset of the
+    corpus before (with its cache and reports), and the tables a clean run makes of the corpus after."""
+    from corpus_hygiene.flows.server import free_port
+
+    from .test_schedule import _healthy, _wait
+
+    tmp = tmp_path_factory.mktemp("killed")
+    url = f"http://127.0.0.1:{free_port()}/api"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env |= {"PREFECT_HOME": str(tmp / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    server = subprocess.Popen(
+        [str(Path(HYGIENE).with_name("prefect")), "server", "start", "--host", "127.0.0.1", "--port",
+         url.split(":")[-1][:-4]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait(lambda: _healthy(url), 180, "the Prefect server")
+        env["PREFECT_API_URL"] = url
+        before, after = tmp / "before", tmp / "after"
+        before.mkdir()
+        (before / "iclr.txt").write_bytes(SAMPLE)
+        shutil.copytree(before, after)
+        (after / "icml.txt").write_bytes(
+            SAMPLE.replace(b"ICLR 2026", b"ICML 2025").replace(b"We ", b"Here we ")
+        )
+        assert hygiene(*_args(before, tmp / "published"), env=env).returncode == 0
+        clean = hygiene(*_args(after, tmp / "clean"), "--no-cache", env=env)
+        assert clean.returncode == 0, clean.stderr[-2000:]
+        yield env, after, tmp / "published", _tables(tmp / "clean" / "clean")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+
+
+def _args(corpus: Path, out: Path) -> list[str]:
+    return ["run", str(corpus), "--dataset-dir", str(out / "clean"), "--reports-dir", str(out / "reports")]
+
+
+def _tables(dataset: Path) -> dict:
+    from corpus_hygiene.publish.dataset import verify_checksums
+
+    return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", FAULT_STEPS)
+def test_a_run_killed_at_any_write_leaves_a_valid_dataset_its_previous_version_and_a_clean_rerun(
+    killed_runs, tmp_path, step
+):
+    from corpus_hygiene.publish.dataset import validate_dataset
+
+    env, corpus, published, clean_tables = killed_runs
+    out = tmp_path / "out"
+    shutil.copytree(published, out, symlinks=True)  # the dataset, its versions, cache and reports
+    previous = os.readlink(out / "clean")
+    killed = subprocess.run([sys.executable, "-m", "tests.fault_run", step, *_args(corpus, out)], env=env,
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    manifest, failures = validate_dataset(out / "clean")
+    assert failures == [] and (out / previous).is_dir()  # valid, and the version before still there
+    again = hygiene(*_args(corpus, out), env=env)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert _tables(out / "clean") == clean_tables  # the same bytes as a clean run of these inputs
+    run_id = validate_dataset(out / "clean")[0]["run_id"]
+    assert (out / "reports" / f"{run_id}.html").is_file()  # the published version has its report
+    assert not [p for p in (out / "clean").parent.rglob("*") if ".tmp" in p.name or ".partial" in p.name]

@@ -1,0 +1,43 @@
+"""``python -m tests.fault_run STEP ARGS...``: ``hygiene ARGS...`` killed with SIGKILL at STEP, as a crash
+or an out-of-memory kill would (tests/test_filesystem.py)."""
+
+import os
+import signal
+import sys
+
+# The publish steps (``StagedVersion.commit``'s checkpoints), then the flow's own writes.
+PUBLISH_STEPS = ("wrote manifest", "version complete", "link ready", "switched")
+STEPS = ("cache entry", "report", *PUBLISH_STEPS, "after publish", "memo")
+
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main() -> int:
+    step, args = sys.argv[1], sys.argv[2:]
+    import corpus_hygiene.flows.hygiene as flow
+    from corpus_hygiene.cli import main as hygiene
+    from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.publish.dataset import StagedVersion
+
+    if step in PUBLISH_STEPS:
+        commit = StagedVersion.commit
+
+        def killed_at_step(self, manifest, checkpoint=None, extra_files=None):
+            return commit(self, manifest, lambda name: name == step and die(), extra_files)
+
+        StagedVersion.commit = killed_at_step
+    else:
+        target = {
+            "cache entry": (FileCache, "put"),
+            "report": (flow, "write_reports"),
+            "after publish": (FileCache, "after_publish"),
+            "memo": (flow, "save_memo"),
+        }[step]
+        setattr(*target, die)
+    return hygiene(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
