@@ -23,9 +23,6 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-import phonenumbers
-from wordfreq import available_languages, top_n_list
-
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, Han
@@ -73,6 +70,10 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str] | None:
+    # wordfreq and phonenumbers are imported on first use (~0.3 s): the CLI's unchanged short-cut and
+    # the readers import this module for SIGNAL_COLUMNS only
+    from wordfreq import available_languages, top_n_list
+
     if lang not in available_languages(wordlist="small") or lang == "ko":
         return None  # wordfreq splits Korean words into morphemes (particles apart): no list of words
     if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
@@ -114,6 +115,8 @@ def repeated_ngram_share(tokens: list[str], max_n: int = REPEAT_MAX_N) -> float:
 def count_contacts(text: str) -> dict[str, int]:
     phones = 0
     if "+" in text and _MAYBE_PHONE.search(text):
+        import phonenumbers
+
         phones = sum(1 for _ in phonenumbers.PhoneNumberMatcher(text, None))
     return {"email": len(_EMAIL.findall(text)) if "@" in text else 0, "phone": phones}
 
@@ -122,6 +125,8 @@ def mask_contacts(text: str) -> str:
     """E-mail addresses and phone numbers replaced by ``[email]`` and ``[phone]``."""
     text = _EMAIL.sub("[email]", text)
     if _MAYBE_PHONE.search(text):
+        import phonenumbers
+
         for match in reversed(list(phonenumbers.PhoneNumberMatcher(text, None))):
             text = text[: match.start] + "[phone]" + text[match.end :]
     return text
