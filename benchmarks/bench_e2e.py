@@ -90,16 +90,29 @@ def build(folder: Path, n: int, seed: int, prefix: str) -> int:
     return f
 
 
-def _sample_tree(proc: psutil.Process, cpu: dict[int, tuple[float, float]]) -> int:
+def _sample_tree(proc: psutil.Process, cpu: dict[int, tuple[float, float]], peaks: dict[int, int]) -> int:
     """Resident bytes of a process and all its descendants (Dask workers, an ephemeral server) now;
-    each one's CPU seconds so far (user, system) go to ``cpu``, by pid."""
+    each one's CPU seconds so far (user, system) go to ``cpu``, its peak resident bytes to ``peaks``,
+    by pid."""
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):
-            total += p.memory_info().rss
+            rss = p.memory_info().rss
+            total += rss
+            peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
             times = p.cpu_times()
             cpu[p.pid] = (times.user, times.system)
     return total
+
+
+def _role(pid: int, root: int, cmdlines: dict[int, str]) -> str:
+    """The flow's own process, a Dask worker (or nanny), Prefect's server, or another helper."""
+    cmd = cmdlines.get(pid, "")
+    if pid == root:
+        return "flow"
+    if "prefect" in cmd and "server" in cmd or "uvicorn" in cmd:
+        return "server"
+    return "dask_worker" if ("multiprocessing" in cmd or "distributed" in cmd or "dask" in cmd) else "other"
 
 
 def run(input_dir: Path, out: Path, workers: int, extra: tuple[str, ...] = ()) -> dict:
@@ -110,18 +123,26 @@ def run(input_dir: Path, out: Path, workers: int, extra: tuple[str, ...] = ()) -
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         popen = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
-        tree, peak, cpu = psutil.Process(popen.pid), 0, {}
+        tree, peak, cpu, peaks, cmdlines = psutil.Process(popen.pid), 0, {}, {}, {}
         while popen.poll() is None:
-            peak = max(peak, _sample_tree(tree, cpu))
+            peak = max(peak, _sample_tree(tree, cpu, peaks))
+            for pid in peaks.keys() - cmdlines.keys():
+                with contextlib.suppress(psutil.Error):
+                    cmdlines[pid] = " ".join(psutil.Process(pid).cmdline())
             time.sleep(0.2)
         wall = time.perf_counter() - start
         stdout.seek(0), stderr.seek(0)
         out_text, err_text = stdout.read(), stderr.read()
     if popen.returncode != 0:
         raise SystemExit(err_text[-2000:])
+    by_role: dict[str, int] = {}
+    for pid, rss in peaks.items():  # the largest process of each role (a worker's peak is its own)
+        role = _role(pid, popen.pid, cmdlines)
+        by_role[role] = max(by_role.get(role, 0), round(rss / 2**20))
     result = {
         "wall_seconds": round(wall, 2),
         "peak_rss_mb_process_tree": round(peak / 2**20),
+        "peak_rss_mb_by_process": dict(sorted(by_role.items())),
         "cpu_seconds_process_tree": round(sum(u + s for u, s in cpu.values()), 1),
     }
     if out_text.startswith("unchanged:"):  # the published dataset is current: nothing ran

@@ -24,9 +24,33 @@ def hygiene(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([HYGIENE, *args], capture_output=True, text=True, timeout=600, env=env)
 
 
-def run(corpus: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+def run(corpus: Path, out: Path, *extra: str, env: dict) -> subprocess.CompletedProcess:
     return hygiene("run", str(corpus), "--dataset-dir", str(out / "clean"), "--reports-dir",
-                   str(out / "reports"), *extra)  # fmt: skip
+                   str(out / "reports"), *extra, env=env)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server_env(tmp_path_factory):
+    """The environment of runs on one Prefect server for the module (a run then starts in seconds)."""
+    from corpus_hygiene.flows.server import free_port
+
+    from .test_schedule import _healthy, _wait
+
+    tmp = tmp_path_factory.mktemp("prefect")
+    url = f"http://127.0.0.1:{free_port()}/api"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env |= {"PREFECT_HOME": str(tmp / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    server = subprocess.Popen(
+        [str(Path(HYGIENE).with_name("prefect")), "server", "start", "--host", "127.0.0.1", "--port",
+         url.split(":")[-1][:-4]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait(lambda: _healthy(url), 180, "the Prefect server")
+        yield dict(env, PREFECT_API_URL=url)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
 
 
 def table(dataset: Path, name: str = "records") -> list[dict]:
@@ -34,31 +58,33 @@ def table(dataset: Path, name: str = "records") -> list[dict]:
 
 
 @pytest.mark.slow
-def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(tmp_path):
+def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(tmp_path, server_env):
     corpus = tmp_path / "in"
     corpus.mkdir()
     (corpus / os.fsdecode(b"iclr caf\xe9 2026.txt")).write_bytes(SAMPLE)  # Latin-1 é: not UTF-8
     (corpus / "ok.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
-    first = run(corpus, tmp_path / "out")
+    first = run(corpus, tmp_path / "out", env=server_env)
     assert first.returncode == 0, first.stderr[-3000:]
     names = {r["source_file"] for r in table(tmp_path / "out" / "clean", "duplicates")}
     names |= {r["source_file"] for r in table(tmp_path / "out" / "clean")}
     assert names == {"iclr caf\\xe9 2026.txt", "ok.txt"}
     manifest = json.loads((tmp_path / "out" / "clean" / "manifest.json").read_text("utf-8"))
     assert [f["source_file"] for f in manifest["input_files"]] == ["iclr caf\\xe9 2026.txt", "ok.txt"]
-    again = run(corpus, tmp_path / "out", "--no-cache")  # the cache's own path (first run wrote it)
+    again = run(
+        corpus, tmp_path / "out", "--no-cache", env=server_env
+    )  # the cache's own path (first run wrote it)
     assert again.returncode == 0, again.stderr[-3000:]
 
 
 @pytest.mark.slow
-def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path):
+def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path, server_env):
     corpus = tmp_path / "in"
     corpus.mkdir()
     (corpus / "iclr.txt").write_bytes(SAMPLE)
     quarantined = []
     for _ in range(3):  # the third run used to fail its quarantine gate on its own outputs
         proc = hygiene("run", str(corpus), "--dataset-dir", str(corpus / "clean"), "--reports-dir",
-                       str(corpus / "reports"), "--no-cache")  # fmt: skip
+                       str(corpus / "reports"), "--no-cache", env=server_env)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
         quarantined.append(table(corpus / "clean", "quarantine"))
     manifest = json.loads((corpus / "clean" / "manifest.json").read_text("utf-8"))
@@ -239,24 +265,26 @@ def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previou
 
 
 @pytest.mark.slow
-def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_previous_dataset(tmp_path):
+def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_previous_dataset(
+    tmp_path, server_env
+):
     from corpus_hygiene.publish.dataset import verify_checksums
 
     corpus, out = tmp_path / "in", tmp_path / "out"
     corpus.mkdir()
     (corpus / "iclr.txt").write_bytes(SAMPLE)
-    assert run(corpus, out).returncode == 0
+    assert run(corpus, out, env=server_env).returncode == 0
     before = verify_checksums(out / "clean")["run_id"]
     (out / "reports" / "index.html").unlink()
     (out / "reports" / "index.html").mkdir()  # the report's place cannot be written (as a full disk)
     (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
-    failed = run(corpus, out)
+    failed = run(corpus, out, env=server_env)
     assert failed.returncode == 1  # was: exit 1 with the new dataset already published
     assert "hygiene: run failed: not published: the report cannot be written to" in failed.stderr
     assert verify_checksums(out / "clean")["run_id"] == before
     assert not [p.name for p in (out / "reports").iterdir() if ".tmp" in p.name]
     (out / "reports" / "index.html").rmdir()
-    again = run(corpus, out)
+    again = run(corpus, out, env=server_env)
     assert again.returncode == 0, again.stderr[-2000:]
     published = verify_checksums(out / "clean")["run_id"]
     assert published != before and (out / "reports" / f"{published}.html").is_file()
@@ -349,39 +377,19 @@ def test_a_paragraph_over_the_limit_is_quarantined_from_its_length_without_being
 
 
 @pytest.fixture(scope="module")
-def killed_runs(tmp_path_factory):
-    """A Prefect server for the module's runs, the corpus before and after a change, the dataset of the
-    corpus before (with its cache and reports), and the tables a clean run makes of the corpus after."""
-    from corpus_hygiene.flows.server import free_port
-
-    from .test_schedule import _healthy, _wait
-
+def killed_runs(tmp_path_factory, server_env):
+    """The corpus before and after a change, the dataset of the corpus before (with its cache and
+    reports), and the tables a clean run makes of the corpus after."""
     tmp = tmp_path_factory.mktemp("killed")
-    url = f"http://127.0.0.1:{free_port()}/api"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env |= {"PREFECT_HOME": str(tmp / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    server = subprocess.Popen(
-        [str(Path(HYGIENE).with_name("prefect")), "server", "start", "--host", "127.0.0.1", "--port",
-         url.split(":")[-1][:-4]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        _wait(lambda: _healthy(url), 180, "the Prefect server")
-        env["PREFECT_API_URL"] = url
-        before, after = tmp / "before", tmp / "after"
-        before.mkdir()
-        (before / "iclr.txt").write_bytes(SAMPLE)
-        shutil.copytree(before, after)
-        (after / "icml.txt").write_bytes(
-            SAMPLE.replace(b"ICLR 2026", b"ICML 2025").replace(b"We ", b"Here we ")
-        )
-        assert hygiene(*_args(before, tmp / "published"), env=env).returncode == 0
-        clean = hygiene(*_args(after, tmp / "clean"), "--no-cache", env=env)
-        assert clean.returncode == 0, clean.stderr[-2000:]
-        yield env, after, tmp / "published", _tables(tmp / "clean" / "clean")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=60)
+    before, after = tmp / "before", tmp / "after"
+    before.mkdir()
+    (before / "iclr.txt").write_bytes(SAMPLE)
+    shutil.copytree(before, after)
+    (after / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025").replace(b"We ", b"Here we "))
+    assert hygiene(*_args(before, tmp / "published"), env=server_env).returncode == 0
+    clean = hygiene(*_args(after, tmp / "clean"), "--no-cache", env=server_env)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    return server_env, after, tmp / "published", _tables(tmp / "clean" / "clean")
 
 
 def _args(corpus: Path, out: Path) -> list[str]:
