@@ -219,11 +219,7 @@ def _hygiene(
         results = process_all(discovery.files, hashes, policy, cache, workers, dask_address, timed)
         memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
         memo = load_memo(memo_file) if memo_file else None
-        for problem in [
-            *(cache.problems if cache else []),
-            *([memo.problem] if memo and memo.problem else []),
-        ]:
-            logger.warning(problem)
+        log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
         asm = timed(
             "assemble",
             assemble_dataset,
