@@ -151,14 +151,9 @@ def hygiene_flow(
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
     Folders left out are read from Prefect variables or the environment (``folder``)."""
     run_id = new_run_id()
-    input_dir, dataset_dir, reports_dir = (
-        folder(name, value)
-        for name, value in (
-            ("input_dir", input_dir),
-            ("dataset_dir", dataset_dir),
-            ("reports_dir", reports_dir),
-        )
-    )
+    input_dir = folder("input_dir", input_dir)
+    dataset_dir = folder("dataset_dir", dataset_dir)
+    reports_dir = folder("reports_dir", reports_dir)
     beside = (lock_path(dataset_dir), cache_dir_for(dataset_dir), versions_dir(Path(dataset_dir)))
     ours = [p for p in beside if not os.path.lexists(p)]  # what this run creates beside the dataset
     try:

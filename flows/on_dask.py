@@ -88,8 +88,8 @@ def process_on_dask(
     files: list, policy, cache: FileCache | None, workers: int, dask_address: str | None
 ) -> list:
     """The results of ``files``, in order; progress logged as batches finish. The runner is entered here,
-    not given to a subflow: a subflow's parameters (the file list) go to Prefect's API, which refuses
-    more than 512 KB of them (a few thousand files)."""
+    not given to a subflow: a subflow's parameters (the file list) go to Prefect's API, which limits
+    their size."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError

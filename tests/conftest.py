@@ -30,3 +30,61 @@ def signal_columns(text: str, lang: str = "en") -> dict:
     from corpus_hygiene.signals import signals_of
 
     return {**signals_of(text, lang).columns(), "lost_words": []}
+
+
+def wait_for(predicate, timeout: float, what: str):
+    """``predicate()``'s first true value, polled every second; an AssertionError after ``timeout`` s."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if value := predicate():
+            return value
+        time.sleep(1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def prefect_healthy(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def prefect_env(home: Path, **extra) -> dict:
+    """This environment without its Prefect settings, with a Prefect home of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    return dict(env, PREFECT_HOME=str(home / "prefect-home"), **extra)
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory):
+    """A `prefect server start` for one test module: the environment of runs on it."""
+    import signal
+    import subprocess
+    import sys
+
+    from corpus_hygiene.flows.server import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/api"
+    env = prefect_env(tmp_path_factory.mktemp("prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
+         "--port", url.split(":")[-1][:-4]],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: prefect_healthy(url), 180, "the Prefect server")
+        yield dict(env, PREFECT_API_URL=url)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def parquet_checksums(dataset: Path) -> dict:
+    """The sha256 of each table of a published dataset, as its manifest lists them (checked first)."""
+    from corpus_hygiene.publish.dataset import verify_checksums
+
+    return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}

@@ -15,7 +15,7 @@ from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 from corpus_hygiene.publish.dataset import verify_checksums
 
-from .conftest import EXAMPLES, SEEDS, needs_seeds
+from .conftest import EXAMPLES, SEEDS, needs_seeds, parquet_checksums
 
 pytestmark = pytest.mark.slow
 ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
@@ -185,11 +185,7 @@ def test_two_local_dask_workers_give_byte_identical_data(tmp_path):
     assert "Task run 'process copy" not in both  # the batches are plain Dask tasks, not Prefect tasks
     one = run_hygiene(corpus, tmp_path / "one", "--no-cache", "--policy", str(policy))
     assert one.returncode == 0, one.stderr[-3000:]
-    assert _parquet_checksums(tmp_path / "one" / "clean") == _parquet_checksums(tmp_path / "two" / "clean")
-
-
-def _parquet_checksums(dataset: Path) -> dict:
-    return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}
+    assert parquet_checksums(tmp_path / "one" / "clean") == parquet_checksums(tmp_path / "two" / "clean")
 
 
 def test_example_corpus_tables_hold_every_record_exactly_once(example_run):

@@ -13,8 +13,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES, ROOT, parquet_checksums
 from .fault_run import STEPS as FAULT_STEPS
+from .test_dataset import _tables
 
 HYGIENE = str(Path(sys.executable).with_name("hygiene"))
 SAMPLE = (EXAMPLES / "iclr_2026_papers.txt").read_bytes()  # a header and six abstracts
@@ -29,41 +30,17 @@ def run(corpus: Path, out: Path, *extra: str, env: dict) -> subprocess.Completed
                    str(out / "reports"), *extra, env=env)  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def server_env(tmp_path_factory):
-    """The environment of runs on one Prefect server for the module (a run then starts in seconds)."""
-    from corpus_hygiene.flows.server import free_port
-
-    from .test_schedule import _healthy, _wait
-
-    tmp = tmp_path_factory.mktemp("prefect")
-    url = f"http://127.0.0.1:{free_port()}/api"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env |= {"PREFECT_HOME": str(tmp / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    server = subprocess.Popen(
-        [str(Path(HYGIENE).with_name("prefect")), "server", "start", "--host", "127.0.0.1", "--port",
-         url.split(":")[-1][:-4]], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        _wait(lambda: _healthy(url), 180, "the Prefect server")
-        yield dict(env, PREFECT_API_URL=url)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=60)
-
-
 def table(dataset: Path, name: str = "records") -> list[dict]:
     return pq.read_table(dataset / f"{name}.parquet").to_pylist()
 
 
 @pytest.mark.slow
-def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(tmp_path, server_env):
+def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(tmp_path, prefect_server):
     corpus = tmp_path / "in"
     corpus.mkdir()
     (corpus / os.fsdecode(b"iclr caf\xe9 2026.txt")).write_bytes(SAMPLE)  # Latin-1 é: not UTF-8
     (corpus / "ok.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
-    first = run(corpus, tmp_path / "out", env=server_env)
+    first = run(corpus, tmp_path / "out", env=prefect_server)
     assert first.returncode == 0, first.stderr[-3000:]
     names = {r["source_file"] for r in table(tmp_path / "out" / "clean", "duplicates")}
     names |= {r["source_file"] for r in table(tmp_path / "out" / "clean")}
@@ -71,20 +48,20 @@ def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(
     manifest = json.loads((tmp_path / "out" / "clean" / "manifest.json").read_text("utf-8"))
     assert [f["source_file"] for f in manifest["input_files"]] == ["iclr caf\\xe9 2026.txt", "ok.txt"]
     again = run(
-        corpus, tmp_path / "out", "--no-cache", env=server_env
+        corpus, tmp_path / "out", "--no-cache", env=prefect_server
     )  # the cache's own path (first run wrote it)
     assert again.returncode == 0, again.stderr[-3000:]
 
 
 @pytest.mark.slow
-def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path, server_env):
+def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path, prefect_server):
     corpus = tmp_path / "in"
     corpus.mkdir()
     (corpus / "iclr.txt").write_bytes(SAMPLE)
     quarantined = []
     for _ in range(3):  # the third run used to fail its quarantine gate on its own outputs
         proc = hygiene("run", str(corpus), "--dataset-dir", str(corpus / "clean"), "--reports-dir",
-                       str(corpus / "reports"), "--no-cache", env=server_env)  # fmt: skip
+                       str(corpus / "reports"), "--no-cache", env=prefect_server)  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
         quarantined.append(table(corpus / "clean", "quarantine"))
     manifest = json.loads((corpus / "clean" / "manifest.json").read_text("utf-8"))
@@ -176,7 +153,7 @@ def test_cache_writes_on_a_full_disk_leave_no_temporary_files_and_no_error(tmp_p
     monkeypatch.undo()
     (tmp_path / "m").mkdir()
     path, memo = _memo(tmp_path / "m")
-    monkeypatch.setattr("corpus_hygiene.incremental.pair_memo.os.replace", full)
+    monkeypatch.setattr(atomic.os, "replace", full)
     assert (
         save_memo(path, memo) == "pair memo not saved (No space left on device): the next run recomputes it"
     )
@@ -189,8 +166,6 @@ def test_a_manifest_without_outputs_or_not_json_is_no_previous_version_and_a_one
     from corpus_hygiene.cli import main
     from corpus_hygiene.publish.changes import changes_since_previous
     from corpus_hygiene.publish.dataset import DatasetError, publish, validate_dataset
-
-    from .test_dataset import _tables
 
     target = tmp_path / "clean"
     version = publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
@@ -215,8 +190,6 @@ def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
     from corpus_hygiene.publish import dataset
     from corpus_hygiene.publish.dataset import publish, read_dataset, validate_dataset
 
-    from .test_dataset import _tables
-
     target = tmp_path / "clean"
     publish(target, "20261201T000000Z-aaaaaa", _tables(3, "Old"), {})
     real, switched = dataset.sha256_file, []
@@ -235,8 +208,6 @@ def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
 
 def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previous_version(tmp_path):
     from corpus_hygiene.publish.dataset import publish, verify_checksums
-
-    from .test_dataset import _tables
 
     target, versions = tmp_path / "clean", tmp_path / ".clean.versions"
     publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
@@ -266,25 +237,25 @@ def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previou
 
 @pytest.mark.slow
 def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_previous_dataset(
-    tmp_path, server_env
+    tmp_path, prefect_server
 ):
     from corpus_hygiene.publish.dataset import verify_checksums
 
     corpus, out = tmp_path / "in", tmp_path / "out"
     corpus.mkdir()
     (corpus / "iclr.txt").write_bytes(SAMPLE)
-    assert run(corpus, out, env=server_env).returncode == 0
+    assert run(corpus, out, env=prefect_server).returncode == 0
     before = verify_checksums(out / "clean")["run_id"]
     (out / "reports" / "index.html").unlink()
     (out / "reports" / "index.html").mkdir()  # the report's place cannot be written (as a full disk)
     (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
-    failed = run(corpus, out, env=server_env)
+    failed = run(corpus, out, env=prefect_server)
     assert failed.returncode == 1  # was: exit 1 with the new dataset already published
     assert "hygiene: run failed: not published: the report cannot be written to" in failed.stderr
     assert verify_checksums(out / "clean")["run_id"] == before
     assert not [p.name for p in (out / "reports").iterdir() if ".tmp" in p.name]
     (out / "reports" / "index.html").rmdir()
-    again = run(corpus, out, env=server_env)
+    again = run(corpus, out, env=prefect_server)
     assert again.returncode == 0, again.stderr[-2000:]
     published = verify_checksums(out / "clean")["run_id"]
     assert published != before and (out / "reports" / f"{published}.html").is_file()
@@ -377,7 +348,7 @@ def test_a_paragraph_over_the_limit_is_quarantined_from_its_length_without_being
 
 
 @pytest.fixture(scope="module")
-def killed_runs(tmp_path_factory, server_env):
+def killed_runs(tmp_path_factory, prefect_server):
     """The corpus before and after a change, the dataset of the corpus before (with its cache and
     reports), and the tables a clean run makes of the corpus after."""
     tmp = tmp_path_factory.mktemp("killed")
@@ -386,20 +357,14 @@ def killed_runs(tmp_path_factory, server_env):
     (before / "iclr.txt").write_bytes(SAMPLE)
     shutil.copytree(before, after)
     (after / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025").replace(b"We ", b"Here we "))
-    assert hygiene(*_args(before, tmp / "published"), env=server_env).returncode == 0
-    clean = hygiene(*_args(after, tmp / "clean"), "--no-cache", env=server_env)
+    assert hygiene(*_args(before, tmp / "published"), env=prefect_server).returncode == 0
+    clean = hygiene(*_args(after, tmp / "clean"), "--no-cache", env=prefect_server)
     assert clean.returncode == 0, clean.stderr[-2000:]
-    return server_env, after, tmp / "published", _tables(tmp / "clean" / "clean")
+    return prefect_server, after, tmp / "published", parquet_checksums(tmp / "clean" / "clean")
 
 
 def _args(corpus: Path, out: Path) -> list[str]:
     return ["run", str(corpus), "--dataset-dir", str(out / "clean"), "--reports-dir", str(out / "reports")]
-
-
-def _tables(dataset: Path) -> dict:
-    from corpus_hygiene.publish.dataset import verify_checksums
-
-    return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}
 
 
 @pytest.mark.slow
@@ -420,7 +385,7 @@ def test_a_run_killed_at_any_write_leaves_a_valid_dataset_its_previous_version_a
     assert failures == [] and (out / previous).is_dir()  # valid, and the version before still there
     again = hygiene(*_args(corpus, out), env=env)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert _tables(out / "clean") == clean_tables  # the same bytes as a clean run of these inputs
+    assert parquet_checksums(out / "clean") == clean_tables  # the same bytes as a clean run of these inputs
     run_id = validate_dataset(out / "clean")[0]["run_id"]
     assert (out / "reports" / f"{run_id}.html").is_file()  # the published version has its report
     assert not [p for p in (out / "clean").parent.rglob("*") if ".tmp" in p.name or ".partial" in p.name]

@@ -3,7 +3,6 @@ start` as its child, fires its cron schedule, shows the run in the UI it prints,
 when it stops; a scheduled (deployment) run publishes the same bytes as `hygiene run`; `prefect deploy`
 registers the deployment of prefect.yaml; `hygiene run` with PREFECT_API_URL runs on that server."""
 
-import os
 import re
 import signal
 import subprocess
@@ -14,39 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from corpus_hygiene.flows.server import free_port
-from corpus_hygiene.publish.dataset import verify_checksums
-
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES, ROOT, parquet_checksums, prefect_env, prefect_healthy, wait_for
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-
-
-def _wait(predicate, timeout: float, what: str):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if value := predicate():
-            return value
-        time.sleep(1)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _env(tmp_path: Path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    return dict(env, PREFECT_HOME=str(tmp_path / "prefect-home"), **extra)
-
-
-def _tables(dataset: Path) -> dict:
-    outputs = verify_checksums(dataset)["outputs"]
-    return {name: sha for name, sha in outputs.items() if name.endswith(".parquet")}
 
 
 def _hygiene_run(env: dict, out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -62,47 +32,30 @@ def test_serve_starts_prefects_server_fires_its_schedule_and_stops_it(tmp_path):
         serve = subprocess.Popen(
             [str(BIN / "hygiene"), "serve", str(EXAMPLES), "--cron", "* * * * *", "--name", "every-minute",
              "--dataset-dir", str(out / "clean"), "--reports-dir", str(out / "reports")],
-            env=_env(tmp_path), stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            env=prefect_env(tmp_path), stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
-        ui = _wait(
+        ui = wait_for(
             lambda: re.search(r"Prefect UI: (http://127\.0\.0\.1:\d+)", log.read_text()), 240, "the UI"
         )
         ui_url = ui.group(1)
         assert httpx.get(ui_url, timeout=10).status_code == 200  # the UI itself, not a 404
-        _wait(lambda: (out / "clean" / "manifest.json").exists(), 300, "the scheduled run to publish")
+        wait_for(lambda: (out / "clean" / "manifest.json").exists(), 300, "the scheduled run to publish")
         runs = httpx.post(f"{ui_url}/api/flow_runs/filter", json={}, timeout=10).json()
         scheduled = [r for r in runs if r["deployment_id"] and r["state_type"] in ("RUNNING", "COMPLETED")]
         assert scheduled, runs  # the scheduled run is listed by the server serve started
         deployment = httpx.get(f"{ui_url}/api/deployments/{scheduled[0]['deployment_id']}", timeout=10).json()
         assert deployment["name"] == "every-minute"
-        served = _tables(out / "clean")
+        served = parquet_checksums(out / "clean")
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=120)
-    assert not _healthy(f"{ui_url}/api"), "Prefect's server outlived `hygiene serve`"
+    assert not prefect_healthy(f"{ui_url}/api"), "Prefect's server outlived `hygiene serve`"
     # a deployment run and `hygiene run` execute one code path: the same bytes
-    direct = _hygiene_run(_env(tmp_path), tmp_path / "direct")
+    direct = _hygiene_run(prefect_env(tmp_path), tmp_path / "direct")
     assert direct.returncode == 0, direct.stderr[-3000:]
     assert "View at" not in direct.stdout + direct.stderr  # no link to a server that has no UI
-    assert _tables(tmp_path / "direct" / "clean") == served
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("prefect")
-    url = f"http://127.0.0.1:{free_port()}/api"
-    env = _env(home, PREFECT_SERVER_ANALYTICS_ENABLED="false")
-    proc = subprocess.Popen(
-        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", url.split(":")[-1][:-4]],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        _wait(lambda: _healthy(url), 180, "the Prefect server")
-        yield dict(env, PREFECT_API_URL=url)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
+    assert parquet_checksums(tmp_path / "direct" / "clean") == served
 
 
 def _prefect(env, *args, cwd=None):
@@ -111,8 +64,8 @@ def _prefect(env, *args, cwd=None):
     )
 
 
-def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
-    env = dict(server, CORPUS_HYGIENE_HOME=str(ROOT))
+def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(prefect_server):
+    env = dict(prefect_server, CORPUS_HYGIENE_HOME=str(ROOT))
     pool = _prefect(env, "work-pool", "create", "corpus-hygiene", "--type", "process")
     assert pool.returncode == 0, pool.stderr
     deploy = _prefect(env, "--no-prompt", "deploy", "--all", cwd=ROOT)
@@ -125,15 +78,17 @@ def test_prefect_deploy_registers_the_deployment_of_prefect_yaml(server):
     assert "'name': 'deployment:" in limit and "'limit': 1," in limit
 
 
-def test_hygiene_run_with_prefect_api_url_runs_on_that_server(server, tmp_path):
-    proc = _hygiene_run(server, tmp_path / "out")
+def test_hygiene_run_with_prefect_api_url_runs_on_that_server(prefect_server, tmp_path):
+    proc = _hygiene_run(prefect_server, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Starting temporary server" not in proc.stdout + proc.stderr
-    runs = httpx.post(f"{server['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=10).json()
+    runs = httpx.post(f"{prefect_server['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=10).json()
     (run,) = [r for r in runs if r["name"] in proc.stdout + proc.stderr and r["state_type"] == "COMPLETED"]
     # the per-file stage's progress artifact, at 100% when the stage is done
     body = {"flow_runs": {"id": {"any_": [run["id"]]}}, "artifacts": {"type": {"any_": ["progress"]}}}
-    (progress,) = httpx.post(f"{server['PREFECT_API_URL']}/artifacts/filter", json=body, timeout=10).json()
+    (progress,) = httpx.post(
+        f"{prefect_server['PREFECT_API_URL']}/artifacts/filter", json=body, timeout=10
+    ).json()
     assert progress["data"] == 100.0 and progress["description"].startswith(
         "process_files: 10/10 files, 31 paragraphs,"
     )
@@ -146,14 +101,16 @@ def _events(api: str, name: str, dataset: Path) -> list[dict]:
     return [e for e in events if e["resource"].get("prefect.resource.name") == str(dataset)]
 
 
-def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp_path):
+def test_a_run_announces_published_and_gate_failed_as_prefect_events(prefect_server, tmp_path):
     from corpus_hygiene.checks import DEFAULT_POLICY_PATH
 
-    api = server["PREFECT_API_URL"]
-    ok = _hygiene_run(server, tmp_path / "ok")
+    api = prefect_server["PREFECT_API_URL"]
+    ok = _hygiene_run(prefect_server, tmp_path / "ok")
     assert ok.returncode == 0, ok.stderr[-3000:]
     dataset = tmp_path / "ok" / "clean"
-    (published,) = _wait(lambda: _events(api, "corpus-hygiene.dataset.published", dataset), 60, "the event")
+    (published,) = wait_for(
+        lambda: _events(api, "corpus-hygiene.dataset.published", dataset), 60, "the event"
+    )
     assert published["payload"]["counts"]["kept"] == 20 and published["payload"]["report"].endswith(".html")
     strict = tmp_path / "strict.toml"
     strict.write_text(
@@ -161,10 +118,10 @@ def test_a_run_announces_published_and_gate_failed_as_prefect_events(server, tmp
             "max_quarantine_share = 0.5", "max_quarantine_share = 0.1"
         )
     )
-    failed = _hygiene_run(server, tmp_path / "strict", "--policy", str(strict))
+    failed = _hygiene_run(prefect_server, tmp_path / "strict", "--policy", str(strict))
     assert failed.returncode == 1
     strict_dataset = tmp_path / "strict" / "clean"
-    (gate,) = _wait(
+    (gate,) = wait_for(
         lambda: _events(api, "corpus-hygiene.gate.failed", strict_dataset), 60, "the gate.failed event"
     )
     assert gate["payload"]["outcome"].startswith("gate failed, nothing published: quarantine_share")
@@ -175,15 +132,15 @@ def _deployment(api: str, name: str) -> dict | None:
     return next((d for d in found if d["name"] == name), None)
 
 
-def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(server, tmp_path):
-    api = server["PREFECT_API_URL"]
+def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(prefect_server, tmp_path):
+    api = prefect_server["PREFECT_API_URL"]
     serve = subprocess.Popen(
         [str(BIN / "hygiene"), "serve", str(EXAMPLES), "--cron", "0 3 * * *", "--name", "ctrl-c",
          "--dataset-dir", str(tmp_path / "clean"), "--reports-dir", str(tmp_path / "reports")],
-        env=server, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=prefect_server, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        _wait(lambda: _deployment(api, "ctrl-c"), 120, "the served deployment")
+        wait_for(lambda: _deployment(api, "ctrl-c"), 120, "the served deployment")
         time.sleep(2)  # serving, past registration
     finally:
         serve.send_signal(signal.SIGINT)  # what Ctrl-C sends
@@ -194,21 +151,23 @@ def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(server, tmp_p
     assert deployment["paused"] is False and [s["active"] for s in deployment["schedules"]] == [True]
 
 
-def test_a_deployments_folders_come_from_prefect_variables_then_environment_then_the_sample_layout(server):
+def test_a_deployments_folders_come_from_prefect_variables_then_environment_then_the_sample_layout(
+    prefect_server,
+):
     def resolved(**env) -> list[str]:
         code = (
             "from corpus_hygiene.flows.hygiene import folder; "
             "print(folder('input_dir', None), folder('reports_dir', None))"
         )
         proc = subprocess.run(
-            [sys.executable, "-c", code], env=dict(server, **env), capture_output=True, text=True
+            [sys.executable, "-c", code], env=dict(prefect_server, **env), capture_output=True, text=True
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         return proc.stdout.split()
 
     assert resolved() == ["examples/corpus", "reports"]
     assert resolved(CORPUS_HYGIENE_REPORTS_DIR="/srv/reports") == ["examples/corpus", "/srv/reports"]
-    api = server["PREFECT_API_URL"]
+    api = prefect_server["PREFECT_API_URL"]
     created = httpx.post(f"{api}/variables/", json={"name": "corpus_hygiene_reports_dir", "value": "/srv/r2"})
     assert created.status_code == 201, created.text
     try:

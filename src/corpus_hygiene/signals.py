@@ -70,8 +70,8 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=64)
 def stop_words(lang: str) -> frozenset[str] | None:
-    # wordfreq and phonenumbers are imported on first use (~0.3 s): the CLI's unchanged short-cut and
-    # the readers import this module for SIGNAL_COLUMNS only
+    # wordfreq and phonenumbers are imported on first use: the CLI's unchanged short-cut and the
+    # readers import this module for SIGNAL_COLUMNS only
     from wordfreq import available_languages, top_n_list
 
     if lang not in available_languages(wordlist="small") or lang == "ko":

@@ -152,8 +152,8 @@ class FileCache:
     def put(self, key: str, result: FileResult) -> None:
         path = self.folder / f"{key}{SUFFIX}"
         try:
-            if path.is_dir() and not path.is_symlink():  # something else took the entry's name
-                shutil.rmtree(path)
+            if path.is_dir():  # something else took the entry's name
+                _remove(path)
             write_atomic(path, encode(result))
         except OSError as exc:
             self.problems.append(f"cache entry {key[:12]}… not written ({exc.strerror or exc})")

@@ -18,11 +18,12 @@ empty memo, and so does a memo that cannot be read or does not match its digest 
 from __future__ import annotations
 
 import hashlib
-import os
+import io
 from pathlib import Path
 
 import numpy as np
 
+from corpus_hygiene.atomic import write_atomic
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.runinfo import code_fingerprint
 
@@ -140,14 +141,13 @@ def save_memo(path: Path, memo: PairMemo) -> str | None:
         "ca": _key_array((k[0] for k in pairs), INDEX_KEY_BYTES),
         "cb": _key_array((k[1] for k in pairs), INDEX_KEY_BYTES),
     }
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.npz")
+    packed = io.BytesIO()
+    np.savez(packed, digest=_digest(arrays), **arrays)
     try:
-        np.savez(tmp, digest=_digest(arrays), **arrays)
-        os.replace(tmp, path)
+        write_atomic(path, packed.getvalue())
         for old in path.parent.glob("verified-*.npz"):
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         return f"pair memo not saved ({exc.strerror or exc}): the next run recomputes it"
     return None

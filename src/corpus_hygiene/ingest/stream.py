@@ -45,6 +45,18 @@ def _newline(codec: str) -> bytes:
     return b"\n"
 
 
+def _character_end(buf: bytes, unit: int) -> int:
+    """A cut near the end of ``buf`` at a code unit and, in byte encodings, before any UTF-8 character
+    that may be incomplete (its lead byte and continuation bytes go to the next batch)."""
+    cut = len(buf) - len(buf) % unit
+    if unit == 1:
+        while cut > len(buf) - 4 and 0x80 <= buf[cut - 1] < 0xC0:  # continuation bytes
+            cut -= 1
+        if buf[cut - 1] >= 0xC0:  # their lead byte
+            cut -= 1
+    return cut
+
+
 def iter_batches(fd: int, newline: bytes, batch_bytes: int = BATCH_BYTES) -> Iterator[bytes]:
     """Byte batches of about ``batch_bytes``, each ending just after a (code-unit aligned) newline.
 
@@ -63,10 +75,7 @@ def iter_batches(fd: int, newline: bytes, batch_bytes: int = BATCH_BYTES) -> Ite
             yield buf[: end + unit]
             carry = buf[end + unit :]
         elif len(buf) >= 4 * batch_bytes:
-            cut = len(buf) - len(buf) % unit
-            while unit == 1 and cut > len(buf) - 4 and 0x80 <= buf[cut - 1] < 0xC0:
-                cut -= 1
-            cut -= unit == 1 and buf[cut - 1] >= 0xC0  # a UTF-8 lead byte waits for its continuation
+            cut = _character_end(buf, unit)
             yield buf[:cut]
             carry = buf[cut:]
         else:

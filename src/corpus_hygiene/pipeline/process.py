@@ -107,7 +107,7 @@ def process_files(
     done = [_read(src, policy, cache) for src in sources]
     check_results([result for result, _ in done], policy)  # cache hits were checked when stored
     for result, key in done:
-        if key and cache is not None:
+        if key and cache is not None and result.source.problem != Reason.CHANGED_DURING_RUN:
             cache.put(key, result)
     return [result for result, _ in done]
 
@@ -131,14 +131,17 @@ def _read(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[Fil
         return _unreadable(src, exc), None
     sha256 = hashlib.sha256(data).hexdigest()
     result, key = _cached(cache, src, sha256, policy, lambda: process_bytes(src, data, sha256, policy))
-    if why := _changed(src, len(data)):
-        return _changed_during_run(result, why), None
-    return result, key
+    return _unless_changed(src, len(data), result), key
 
 
-def _changed(src: SourceFile, size_read: int, digest: str | None = None, sha256: str | None = None) -> str:
-    """Why ``src`` changed since it was discovered (its size or mtime now, the size read, or the digest
-    of a second read against the first), or "" when it did not."""
+def _unless_changed(src: SourceFile, size_read: int, result: FileResult) -> FileResult:
+    """``result``, or its rows as ``changed_during_run`` when the file changed since it was discovered."""
+    why = _changed(src, size_read)
+    return _changed_during_run(result, why) if why else result
+
+
+def _changed(src: SourceFile, size_read: int) -> str:
+    """Why ``src`` changed since it was discovered (its size or mtime now, or the size read), or ""."""
     try:
         now = os.stat(src.abs_path, follow_symlinks=False)
     except OSError as exc:
@@ -147,14 +150,12 @@ def _changed(src: SourceFile, size_read: int, digest: str | None = None, sha256:
         return f"its size went from {src.size:,} to {now.st_size:,} bytes ({size_read:,} read)"
     if src.mtime_ns is not None and now.st_mtime_ns != src.mtime_ns:
         return "it was modified (its mtime changed)"
-    if digest is not None and digest != sha256:
-        return "its content changed between the two reads"
     return ""
 
 
 def _changed_during_run(result: FileResult, why: str) -> FileResult:
     """Every row of a file that changed while it was read, in quarantine: what was read is kept there,
-    and nothing of it is published or cached (the next run reads the file again)."""
+    and nothing of it is published or cached (``process_files``; the next run reads the file again)."""
     detail = f"the file changed while the run read it: {why}; the next run reads it again"
     reason = Reason.CHANGED_DURING_RUN.value
     rows = [Rejected(r.source_file, r.source_line, reason, detail, r.text_raw) for r in result.records]
@@ -191,34 +192,28 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
                 digest.update(batch)
                 read += len(batch)
             sha256 = digest.hexdigest()
-            streams = []
             result, key = _cached(
-                cache, src, sha256, policy, lambda: process_stream(src, fd, size, sha256, policy, streams)
+                cache, src, sha256, policy, lambda: process_stream(src, fd, size, sha256, policy)
             )
     except OSError as exc:
         return _unreadable(src, exc), None
-    second = streams[0].digest.hexdigest() if streams else None  # the decoded bytes' own sha256
-    if why := _changed(src, read, second, sha256):
-        return _changed_during_run(result, why), None
-    return result, key
+    return _unless_changed(src, read, result), key
 
 
-def process_stream(
-    src: SourceFile, fd: int, size: int, sha256: str, policy: Policy, streams: list | None = None
-) -> FileResult:
-    """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``); the stream, with
-    the digest of the bytes it decoded, is appended to ``streams`` when given."""
+def process_stream(src: SourceFile, fd: int, size: int, sha256: str, policy: Policy) -> FileResult:
+    """``process_bytes`` for a file read from ``fd`` in batches (``ingest/stream.py``); ``sha256`` is the
+    file's hash from a first read: the bytes decoded must have it too, or the file changed in between."""
     report = SourceReport(source_file=src.rel_path, size=size, sha256=sha256)
     result = FileResult(source=report)
     try:
         stream = open_stream(fd)
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
-    if streams is not None:
-        streams.append(stream)
     report.encoding, report.confidence = stream.encoding, stream.confidence
     _process_lines(src, result, iter_lines(stream.chunks, policy.max_paragraph_chars), policy)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
+    if stream.digest.hexdigest() != sha256:
+        return _changed_during_run(result, "its content changed between the two reads")
     return result
 
 
