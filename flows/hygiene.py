@@ -1,7 +1,8 @@
 """The corpus-hygiene Prefect flow. Its body is the stage list:
 
 discover → unchanged? → per-file work (cache hits read here; the rest in batches, in this process or on
-Dask) → assemble (record checks, dedup) → gates (staging the new version's Parquet) → publish → report.
+Dask) → assemble (record checks, dedup; its near-duplicate search on Dask too when the run uses Dask)
+→ gates (staging the new version's Parquet) → publish → report.
 
 Every stage is a plain function of ``corpus_hygiene``; this module only wires them. ``hygiene run``,
 ``hygiene serve`` and the prefect.yaml deployment all call ``hygiene_flow`` with the same parameters.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from prefect import flow, task
@@ -25,7 +27,14 @@ from prefect.utilities.annotations import quote
 
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import gate_and_stage
-from corpus_hygiene.flows.on_dask import ClusterLost, Progress, process_on_dask, use_dask
+from corpus_hygiene.flows.on_dask import (
+    ClusterLost,
+    ClusterSearch,
+    Progress,
+    dask_client,
+    process_on_dask,
+    use_dask,
+)
 from corpus_hygiene.flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
@@ -100,12 +109,11 @@ def open_cache(dataset_dir: str, logger) -> FileCache | None:
         return None
 
 
-def process_all(files, hashes, policy, cache: FileCache | None, workers, dask_address, timed) -> list:
-    """Every file's result, in ``files`` order: cache hits read here, the rest processed in batches."""
-    cached = timed("cache_lookup", cache.hits, files, hashes, policy.sha256) if cache else {}
-    todo = [f for f in files if f.rel_path not in cached]
-    if use_dask(todo, workers, dask_address):
-        fresh = timed("process_files", process_on_dask, todo, policy, cache, workers, dask_address)
+def process_all(files, cached: dict, todo: list, policy, cache: FileCache | None, client, timed) -> list:
+    """Every file's result, in ``files`` order: cache hits as read, the rest (``todo``) processed in
+    batches, on Dask when there is a ``client``."""
+    if client is not None:
+        fresh = timed("process_files", process_on_dask, client, todo, policy, cache)
     else:
         fresh, progress = [], Progress(get_run_logger(), len(todo))
         for group in batches(todo):
@@ -146,8 +154,8 @@ def hygiene_flow(
     dask_address: str | None = None,
     wait_seconds: float = 0.0,
 ):
-    """``workers`` > 1: the per-file work on a local Dask cluster of that many processes, made for the
-    stage and closed after it; ``dask_address``: on that Dask scheduler's workers instead.
+    """``workers`` > 1: the per-file work and the near-duplicate search on a local Dask cluster of that
+    many processes, made for them and closed after; ``dask_address``: on that Dask scheduler's workers.
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
     Folders left out are read from Prefect variables or the environment (``folder``)."""
     run_id = new_run_id()
@@ -211,20 +219,26 @@ def _hygiene(
             message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"
             return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
         cache = open_cache(dataset_dir, logger) if use_cache else None
-        results = process_all(discovery.files, hashes, policy, cache, workers, dask_address, timed)
-        memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
-        memo = load_memo(memo_file) if memo_file else None
-        log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
-        asm = timed(
-            "assemble",
-            assemble_dataset,
-            quote(results),
-            discovery.refused,
-            discovery.skipped,
-            policy,
-            quote(memo),
-        )
-        del results  # the records now live in asm's rows
+        cached = timed("cache_lookup", cache.hits, discovery.files, hashes, policy.sha256) if cache else {}
+        todo = [f for f in discovery.files if f.rel_path not in cached]
+        on_dask = use_dask(todo, workers, dask_address)
+        with dask_client(workers, dask_address) if on_dask else nullcontext() as client:
+            results = process_all(discovery.files, cached, todo, policy, cache, client, timed)
+            memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
+            memo = load_memo(memo_file) if memo_file else None
+            log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
+            search = ClusterSearch(client) if client is not None else None
+            asm = timed(
+                "assemble",
+                assemble_dataset,
+                quote(results),
+                discovery.refused,
+                discovery.skipped,
+                policy,
+                quote(memo),
+                quote(search),
+            )
+            del results  # the records now live in asm's rows
     except (InputRootError, AccountingError, PolicyError, ClusterLost) as exc:
         return failed(str(exc))
 

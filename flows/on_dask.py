@@ -1,17 +1,21 @@
-"""The per-file work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
-``--dask-address`` uses a running scheduler. The ``DaskTaskRunner`` is entered for the per-file stage
-only, so a local cluster's workers' memory is free for the global steps after it. Batches are plain
-Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``): the workers run no
-Prefect code and need no Prefect API."""
+"""The run's heavy work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
+``--dask-address`` uses a running scheduler. The per-file stage and the near-duplicate search run there
+as plain Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``): the workers
+run no Prefect code and need no Prefect API."""
 
 from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from operator import getitem
 
+import numpy as np
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.logging import get_run_logger
 
+from corpus_hygiene.dedup.shuffle import band_rows, bucket_candidates, make_chunk, verify_block
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
@@ -62,9 +66,7 @@ class Progress:
 
 
 def use_dask(todo: list, workers: int, dask_address: str | None) -> bool:
-    """Whether the files ``todo`` go to Dask: always given an address, else with workers and enough input."""
-    if not todo:
-        return False
+    """Whether the run uses Dask: always given an address, else with workers and enough new input."""
     return bool(dask_address) or (workers > 1 and sum(f.size for f in todo) >= CLUSTER_MIN_BYTES)
 
 
@@ -81,33 +83,96 @@ def task_runner(workers: int, dask_address: str | None):
 
 
 class ClusterLost(Exception):
-    """The Dask cluster went away during the per-file stage (nothing is published)."""
+    """The Dask cluster went away during the run (nothing is published)."""
 
 
-def process_on_dask(
-    files: list, policy, cache: FileCache | None, workers: int, dask_address: str | None
-) -> list:
-    """The results of ``files``, in order; progress logged as batches finish. The runner is entered here,
-    not given to a subflow: a subflow's parameters (the file list) go to Prefect's API, which limits
-    their size."""
-    from distributed import as_completed
+@contextmanager
+def dask_client(workers: int, dask_address: str | None):
+    """The Dask client of the run's cluster (prefect-dask's runner, entered here rather than given to a
+    subflow: a subflow's parameters, the file list, go to Prefect's API, which limits their size). A
+    lost cluster, in any stage inside, ends the run with ``ClusterLost``."""
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError
 
     try:
         with task_runner(workers, dask_address) as runner:
-            client = runner.client
-            threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
-            groups = batches(files, threads, min_bytes=MIN_DASK_BATCH_BYTES)
-            futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
-            index = {f.key: i for i, f in enumerate(futures)}
-            results: list[list] = [[] for _ in futures]
-            progress = Progress(get_run_logger(), len(files))
-            for future in as_completed(futures, loop=client.loop):
-                results[index[future.key]] = batch = future.result()
-                progress.add(batch)
+            yield runner.client
     except (FutureCancelledError, CommClosedError) as exc:
         where = dask_address or f"the local cluster of {workers} workers"
         why = getattr(exc, "reason", None) or type(exc).__name__
         raise ClusterLost(f"lost the Dask cluster at {where} ({why}); re-run when it is back") from exc
+
+
+def _threads(client) -> int:
+    return sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+
+
+def process_on_dask(client, files: list, policy, cache: FileCache | None) -> list:
+    """The results of ``files``, in order; progress logged as batches finish. Batches are plain Dask tasks:
+    the workers run no Prefect code and need no Prefect API."""
+    from distributed import as_completed
+
+    groups = batches(files, _threads(client), min_bytes=MIN_DASK_BATCH_BYTES)
+    futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
+    index = {f.key: i for i, f in enumerate(futures)}
+    results: list[list] = [[] for _ in futures]
+    progress = Progress(get_run_logger(), len(files))
+    for future in as_completed(futures, loop=client.loop):
+        results[index[future.key]] = batch = future.result()
+        progress.add(batch)
     return [r for batch in results for r in batch]
+
+
+# The near-duplicate search on the cluster (dedup/shuffle.py). Records are cut into at least
+# CHUNKS_PER_THREAD chunks a worker thread (so every thread has work), of at most CHUNK_RECORDS;
+# the band rows of at most ROWS_IN_FLIGHT (record, band) rows travel at once (~170 bytes a row).
+CHUNK_RECORDS = 50_000
+CHUNKS_PER_THREAD = 4
+ROWS_IN_FLIGHT = 4_000_000
+PAIRS_PER_TASK = 2_000  # verification tasks: a few seconds of work each
+
+
+@dataclass(frozen=True)
+class ClusterSearch:
+    """``near.PairSearch`` on a Dask cluster: band rows shuffled by (band, band value), candidates
+    grouped per part, verified where the chunks are. The flow holds only codes and similarities."""
+
+    client: object
+
+    def __call__(self, texts, signatures, cjk, config) -> tuple[np.ndarray, np.ndarray]:
+        n, threads = len(texts), _threads(self.client)
+        if not n:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        size = max(1, min(CHUNK_RECORDS, -(-n // (CHUNKS_PER_THREAD * threads))))
+        chunks = [  # made and sent one at a time: the flow holds one chunk's matrix at most
+            self.client.scatter(make_chunk(texts, signatures, cjk, slice(lo, lo + size), config))
+            for lo in range(0, n, size)
+        ]
+        codes = self._candidates(chunks, n, config, parts=max(1, min(len(chunks), 2 * threads)))
+        blocks = (codes // n // size) * len(chunks) + codes % n // size  # (later chunk, earlier chunk)
+        order = np.argsort(blocks, kind="stable")
+        codes, blocks = codes[order], blocks[order]
+        tasks = []
+        for group in np.split(codes, np.flatnonzero(np.diff(blocks)) + 1) if len(codes) else []:
+            later, earlier = int(group[0] // n // size), int(group[0] % n // size)
+            for piece in np.array_split(group, -(-len(group) // PAIRS_PER_TASK)):
+                args = (piece, chunks[later], chunks[earlier], n, config)
+                tasks.append(self.client.submit(verify_block, *args, pure=False))
+        found = self.client.gather(tasks)
+        del chunks, tasks
+        codes = np.concatenate([np.empty(0, dtype=np.int64), *(c for c, _ in found)])
+        sims = np.concatenate([np.empty(0), *(s for _, s in found)])
+        order = np.argsort(codes, kind="stable")
+        return codes[order], sims[order]
+
+    def _candidates(self, chunks: list, n: int, config, parts: int) -> np.ndarray:
+        """Every candidate pair (low-byte floor only), a wave of bands at a time."""
+        per_wave = max(1, min(config.bands, ROWS_IN_FLIGHT // n))
+        found = [np.empty(0, dtype=np.int64)]
+        for first in range(0, config.bands, per_wave):
+            bands = range(first, min(first + per_wave, config.bands))
+            rows = self.client.map(band_rows, chunks, bands=bands, parts=parts, config=config, pure=False)
+            parted = [[self.client.submit(getitem, r, p, pure=False) for r in rows] for p in range(parts)]
+            buckets = [self.client.submit(bucket_candidates, part, n, config, pure=False) for part in parted]
+            found += self.client.gather(buckets)
+        return np.unique(np.concatenate(found))

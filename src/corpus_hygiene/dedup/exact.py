@@ -5,10 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import Record
+
+if TYPE_CHECKING:
+    from corpus_hygiene.dedup.near import PairSearch
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +71,12 @@ def deduplicate(
     config: DedupConfig,
     memo: PairMemo | None = None,
     pairs: list[VerifiedPair] | None = None,
+    search: PairSearch | None = None,
 ) -> tuple[list[Record], list[DuplicateOf]]:
     """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
     ``memo``, similarities verified by an earlier run are looked up, not computed again). ``pairs``,
-    where given, receives every near-duplicate pair verified, merged or not (the duplicate audit's)."""
+    where given, receives every near-duplicate pair verified, merged or not (the duplicate audit's);
+    ``search``, where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
     first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies (~10%)
@@ -97,6 +103,7 @@ def deduplicate(
             memo,
             [r.text_key for r in canon],
             verified,
+            search,
         )
     }
     if pairs is not None:

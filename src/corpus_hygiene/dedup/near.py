@@ -21,10 +21,11 @@ import difflib
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 from wordfreq import top_n_list
@@ -143,6 +144,12 @@ def cjk_mask(texts: Sequence[str]) -> np.ndarray:
     return np.array([2 * len(_CJK_CHAR.findall(t)) > len(_ALNUM.findall(t)) for t in texts], dtype=bool)
 
 
+def estimate_floor(both_cjk: np.ndarray, config: DedupConfig) -> np.ndarray:
+    """How many of a pair's signature values must be equal for its estimate to reach the floor."""
+    need, need_cjk = config.min_candidate_jaccard, config.min_candidate_jaccard_cjk
+    return np.where(both_cjk, need_cjk * config.num_perm, need * config.num_perm)
+
+
 def _estimate_filter(
     a: np.ndarray,
     b: np.ndarray,
@@ -158,14 +165,10 @@ def _estimate_filter(
     equal low bytes than the floor cannot reach it, and is dropped after reading a quarter of the bytes
     (nearly every pair of a large LSH bucket; the rest are compared in full, so the result is exact)."""
     n = len(signatures)
-    need, need_cjk = (
-        config.min_candidate_jaccard * config.num_perm,
-        config.min_candidate_jaccard_cjk * config.num_perm,
-    )
     kept = [np.empty(0, dtype=np.int64)]
     for lo in range(0, len(a), 1 << 16):
         x, y = a[lo : lo + (1 << 16)], b[lo : lo + (1 << 16)]
-        floor = np.where(cjk[x] & cjk[y], need_cjk, need)
+        floor = estimate_floor(cjk[x] & cjk[y], config)
         maybe = np.count_nonzero(low[x] == low[y], axis=1) >= floor
         x, y, floor = x[maybe], y[maybe], floor[maybe]
         sure = np.count_nonzero(signatures[x] == signatures[y], axis=1) >= floor
@@ -303,24 +306,39 @@ def _similarity(
     return sim
 
 
+def _record_candidates(memo: PairMemo, keys: list[bytes], cjk: np.ndarray, codes: np.ndarray) -> None:
+    n = len(keys)
+    ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
+    pairs = zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
+    memo.record_candidates(ids, [(ids[i], ids[j]) for i, j in pairs])
+
+
 def _candidates_with_memo(
     matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, keys: list[bytes], memo: PairMemo
 ) -> np.ndarray:
     """``candidate_pairs`` with the previous run's candidates reused (``incremental/pair_memo.py`` says
     why that is exact): the LSH search only looks for pairs with a text the previous run did not index."""
     n = len(keys)
-    ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
     if not memo.indexed:
         codes = candidate_pairs(matrix, config, cjk)
     else:
+        ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
         fresh = np.fromiter((k not in memo.indexed for k in ids), dtype=bool, count=n)
         where = {k: i for i, k in enumerate(ids)}
         known = [(where[a], where[b]) for a, b in memo.candidates if a in where and b in where]
         old = np.array([max(i, j) * n + min(i, j) for i, j in known], dtype=np.int64)
         codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))
-    pairs = zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
-    memo.record_candidates(ids, [(ids[i], ids[j]) for i, j in pairs])
+    _record_candidates(memo, keys, cjk, codes)
     return codes
+
+
+class PairSearch(Protocol):
+    """A search done elsewhere (``flows/on_dask.py`` on a cluster): the candidate pairs as sorted codes
+    ``later * n + earlier`` and each one's verified similarity, unrounded."""
+
+    def __call__(
+        self, texts: Sequence[str], signatures: Sequence[bytes], cjk: np.ndarray, config: DedupConfig
+    ) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def find_near_duplicates(
@@ -331,6 +349,7 @@ def find_near_duplicates(
     memo: PairMemo | None = None,
     text_keys: Sequence[bytes] = (),
     verified: list[tuple[int, int, float]] | None = None,
+    search: PairSearch | None = None,
 ) -> list[NearMatch]:
     """``texts`` must be in canonical-rank order (best first); returns one match per duplicate.
 
@@ -338,19 +357,53 @@ def find_near_duplicates(
     ``cjk[i]`` whether text i is Chinese/Japanese/Korean (from its language; else ``cjk_mask``);
     ``memo`` holds the candidate pairs and similarities of an earlier run (``incremental/pair_memo.py``), and
     receives this run's; ``text_keys[i]``, where given, is ``memo.text_key(texts[i])`` made earlier;
-    ``verified``, where given, receives (i, j, similarity) of every pair verified, above the threshold or not.
+    ``verified``, where given, receives (i, j, similarity) of every pair verified, above the threshold or not;
+    ``search``, where given, finds and verifies the candidates instead of this process (the memo then
+    only receives them).
     """
-    n = len(texts)
-    matrix = signature_matrix(texts, config, signatures)
     mask = cjk_mask(texts) if cjk is None else np.asarray(cjk, dtype=bool)
-    if memo is None:
-        codes, keys = candidate_pairs(matrix, config, mask), []
-    else:
+    keys = []
+    if memo is not None:
         keys = [
             text_keys[i] if i < len(text_keys) and len(text_keys[i]) == TEXT_KEY_BYTES else text_key(t)
             for i, t in enumerate(texts)
         ]
-        codes = _candidates_with_memo(matrix, config, mask, keys, memo)
+    if search is not None:
+        codes, sims = search(texts, signatures, mask, config)
+        if memo is not None:
+            _record_candidates(memo, keys, mask, codes)
+
+        def similarity(k: int, i: int, j: int) -> float:
+            if memo is not None:
+                memo.put(_pair_key(keys, i, j), float(sims[k]))
+            return float(sims[k])
+
+    else:
+        matrix = signature_matrix(texts, config, signatures)
+        if memo is None:
+            codes = candidate_pairs(matrix, config, mask)
+        else:
+            codes = _candidates_with_memo(matrix, config, mask, keys, memo)
+        del matrix
+
+        def similarity(k: int, i: int, j: int) -> float:
+            return _similarity(texts, i, j, config, memo, keys)
+
+    matches = star_pass(len(texts), codes, similarity, config.threshold, verified)
+    _verify_shingles.cache_clear()  # up to 4096 shingle sets: memory the rest of the run can use
+    return matches
+
+
+def star_pass(
+    n: int,
+    codes: np.ndarray,
+    similarity: Callable[[int, int, int], float],
+    threshold: float,
+    verified: list[tuple[int, int, float]] | None = None,
+) -> list[NearMatch]:
+    """The clusters: each record (the later of its pairs, in rank order) joins the most similar of its
+    candidates that are still canonical, if that reaches ``threshold``. ``similarity(k, i, j)``: of pair
+    ``codes[k]`` = (i, j); asked only for pairs whose earlier record is still canonical."""
     if not len(codes):
         return []
     later, earlier = codes // n, codes % n
@@ -360,16 +413,16 @@ def find_near_duplicates(
     for lo, hi in zip([0, *bounds], [*bounds, len(codes)], strict=True):
         i = int(later[lo])
         best, best_sim = None, -1.0
-        for j in earlier[lo:hi].tolist():  # ascending: on equal similarity the earlier canonical wins
+        # ascending: on equal similarity the earlier canonical wins
+        for k, j in enumerate(earlier[lo:hi].tolist(), start=lo):
             if not canonical[j]:
                 continue
-            sim = _similarity(texts, i, j, config, memo, keys)
+            sim = similarity(k, i, j)
             if verified is not None:
                 verified.append((i, j, round(sim, 6)))
             if sim > best_sim:
                 best, best_sim = j, sim
-        if best is not None and best_sim >= config.threshold:
+        if best is not None and best_sim >= threshold:
             matches.append(NearMatch(i, best, round(best_sim, 6)))
             canonical[i] = False
-    _verify_shingles.cache_clear()  # up to 4096 shingle sets: memory the rest of the run can use
     return matches

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
@@ -15,6 +16,9 @@ from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.pipeline.rows import RecordRows, column
+
+if TYPE_CHECKING:
+    from corpus_hygiene.dedup.near import PairSearch
 
 
 class AccountingError(Exception):
@@ -67,10 +71,12 @@ def assemble(
     skipped: list[str] = (),
     policy: Policy | None = None,
     memo: PairMemo | None = None,
+    search: PairSearch | None = None,
 ) -> Assembled:
     """Check, deduplicate across files and lay out the output tables, sorted by provenance.
 
-    ``memo``: near-duplicate similarities verified by an earlier run (``incremental/pair_memo.py``)."""
+    ``memo``: near-duplicate similarities verified by an earlier run (``incremental/pair_memo.py``);
+    ``search``: the near-duplicate search done elsewhere, on a cluster (``near.PairSearch``)."""
     policy = policy or load_policy()
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers
@@ -84,7 +90,7 @@ def assemble(
     }
 
     verified: list[VerifiedPair] = []
-    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified)
+    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified, search)
     out.pairs = sorted(
         (
             {

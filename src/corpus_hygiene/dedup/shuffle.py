@@ -1,0 +1,120 @@
+"""The near-duplicate search of ``near.py`` cut into pieces a cluster runs apart (``flows/on_dask.py``
+wires them), with the same result: the same candidate pairs and the same similarities.
+
+1. ``band_rows``: a chunk of records (consecutive ranks) becomes one row per record and band, keyed by
+   (band, band value) and sent to the part that key hashes to. A row carries the record's rank, CJK flag
+   and signature low bytes (``near._estimate_filter``), not the whole signature.
+2. ``bucket_candidates``: a part sorts and groups its rows exactly as ``near.candidate_pairs`` sorts a
+   band, and keeps the pairs whose low bytes can reach the estimate floor (a necessary condition).
+3. ``verify_block``: the pairs between two chunks are checked on the whole signatures (the exact floor)
+   and verified on the texts: ``(codes, similarities)``.
+The star pass (``near.star_pass``) then needs only the codes and similarities, not the texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.near import (
+    _all_pairs,
+    _band_keys,
+    estimate_floor,
+    signature_matrix,
+    verified_similarity,
+)
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Records ``first`` .. ``first + len(texts) - 1`` in rank order, with their signatures and CJK flags."""
+
+    first: int
+    texts: list[str]
+    signatures: np.ndarray  # len(texts) × num_perm uint32
+    cjk: np.ndarray  # bool
+
+
+def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> Chunk:
+    """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``)."""
+    mine = list(texts[records])
+    matrix = signature_matrix(mine, config, signatures[records])
+    return Chunk(records.start, mine, matrix, np.asarray(cjk[records], dtype=bool))
+
+
+def _part_of(band: int, keys: np.ndarray, parts: int) -> np.ndarray:
+    """The part each (band, band value) goes to: a hash of both, the same on every worker."""
+    hashed = np.full(len(keys), band + 1, dtype=np.uint64)
+    for word in range(keys.shape[1]):  # wraps modulo 2**64
+        hashed = hashed * _MIX + keys[:, word]
+    return ((hashed >> np.uint64(32)) % np.uint64(parts)).astype(np.intp)
+
+
+def band_rows(chunk: Chunk, bands: range, parts: int, config: DedupConfig) -> list[dict[str, np.ndarray]]:
+    """The chunk's rows of ``bands``, split into ``parts`` (item p goes to part p)."""
+    ranks = np.arange(chunk.first, chunk.first + len(chunk.texts), dtype=np.int64)
+    low = chunk.signatures.astype(np.uint8)
+    out: list[list[dict[str, np.ndarray]]] = [[] for _ in range(parts)]
+    for band in bands:
+        keys = _band_keys(chunk.signatures, band, config.rows)
+        part = _part_of(band, keys, parts)
+        for p in range(parts):
+            mine = np.flatnonzero(part == p)
+            out[p].append(
+                {
+                    "band": np.full(len(mine), band, dtype=np.int32),
+                    "key": keys[mine],
+                    "rank": ranks[mine],
+                    "low": low[mine],
+                    "cjk": chunk.cjk[mine],
+                }
+            )
+    return [_concat(pieces) for pieces in out]
+
+
+def _concat(pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]}
+
+
+def bucket_candidates(pieces: list[dict[str, np.ndarray]], n: int, config: DedupConfig) -> np.ndarray:
+    """The pairs of one part's rows that share a (band, band value) and whose low bytes can reach the
+    estimate floor, as sorted unique codes ``later * n + earlier`` (ranks)."""
+    rows = _concat(pieces)
+    if not len(rows["rank"]):
+        return np.empty(0, dtype=np.int64)
+    columns = np.column_stack([rows["band"].astype(np.uint64), rows["key"]])
+    order = np.lexsort(columns.T[::-1])
+    ordered = columns[order]
+    same = np.all(ordered[1:] == ordered[:-1], axis=1)
+    del columns, ordered
+    low, cjk, rank = rows["low"], rows["cjk"], rows["rank"]
+    kept = [np.empty(0, dtype=np.int64)]
+    for a, b in _all_pairs(order, same):
+        for lo in range(0, len(a), 1 << 16):
+            x, y = a[lo : lo + (1 << 16)], b[lo : lo + (1 << 16)]
+            x, y = _reaching(low[x], low[y], cjk[x] & cjk[y], x, y, config)
+            kept.append(np.maximum(rank[x], rank[y]) * n + np.minimum(rank[x], rank[y]))
+    return np.unique(np.concatenate(kept))
+
+
+def _reaching(sig_x, sig_y, both_cjk, x, y, config: DedupConfig):
+    """The pairs (x[k], y[k]) with enough equal values in ``sig_x`` and ``sig_y`` for the floor."""
+    sure = np.count_nonzero(sig_x == sig_y, axis=1) >= estimate_floor(both_cjk, config)
+    return x[sure], y[sure]
+
+
+def verify_block(
+    codes: np.ndarray, later: Chunk, earlier: Chunk, n: int, config: DedupConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """Of the pairs ``codes`` between records of ``later`` and ``earlier`` (the same chunk or two), those
+    whose whole signatures reach the estimate floor, with their verified similarities (unrounded)."""
+    i, j = codes // n - later.first, codes % n - earlier.first
+    sig_i, sig_j = later.signatures[i], earlier.signatures[j]
+    i, j = _reaching(sig_i, sig_j, later.cjk[i] & earlier.cjk[j], i, j, config)
+    pairs = zip(i.tolist(), j.tolist(), strict=True)
+    sims = np.array([verified_similarity(later.texts[a], earlier.texts[b], config) for a, b in pairs])
+    return (i + later.first) * n + (j + earlier.first), sims
