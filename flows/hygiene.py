@@ -227,7 +227,7 @@ def _hygiene(
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
             memo = load_memo(memo_file) if memo_file else None
             log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
-            search = ClusterSearch(client) if client is not None else None
+            search = ClusterSearch(client, logger) if client is not None else None
             asm = timed(
                 "assemble",
                 assemble_dataset,

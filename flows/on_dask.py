@@ -138,6 +138,7 @@ class ClusterSearch:
     grouped per part, verified where the chunks are. The flow holds only codes and similarities."""
 
     client: object
+    logger: logging.Logger | logging.LoggerAdapter
 
     def __call__(self, texts, signatures, cjk, config) -> tuple[np.ndarray, np.ndarray]:
         n, threads = len(texts), _threads(self.client)
@@ -158,6 +159,10 @@ class ClusterSearch:
             for piece in np.array_split(group, -(-len(group) // PAIRS_PER_TASK)):
                 args = (piece, chunks[later], chunks[earlier], n, config)
                 tasks.append(self.client.submit(verify_block, *args, pure=False))
+        self.logger.info(
+            "near-duplicate search on Dask: %d records in %d chunks, %d candidate pairs, %d verify tasks",
+            n, len(chunks), len(codes), len(tasks),
+        )  # fmt: skip
         found = self.client.gather(tasks)
         del chunks, tasks
         codes = np.concatenate([np.empty(0, dtype=np.int64), *(c for c, _ in found)])

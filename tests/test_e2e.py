@@ -15,7 +15,7 @@ from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 from corpus_hygiene.publish.dataset import verify_checksums
 
-from .conftest import EXAMPLES, SEEDS, needs_seeds, parquet_checksums
+from .conftest import EXAMPLES, SEEDS
 
 pytestmark = pytest.mark.slow
 ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
@@ -130,15 +130,6 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     } == {k: v for k, v in after["outputs"].items() if k.endswith(".parquet")}
 
 
-@pytest.fixture(scope="module")
-def dask_scheduler():
-    """A running Dask scheduler with two worker processes, as a user's cluster would be."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        yield cluster.scheduler_address
-
-
 def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damaged_files(
     tmp_path, dask_scheduler
 ):
@@ -153,6 +144,7 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
     assert_clean_console(proc)
     assert f"Connecting to an existing Dask cluster at {dask_scheduler}" in proc.stdout + proc.stderr
     assert "process_files: 2/2 files" in proc.stdout + proc.stderr  # the new one and the damaged one
+    assert "near-duplicate search on Dask: " in proc.stdout + proc.stderr
     after = verify_checksums(tmp_path / "clean")
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
     assert metrics["files_from_cache"] == 9  # 10 entries, one damaged; and the new file
@@ -164,221 +156,6 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
         assert after["outputs"][name]["sha256"] == whole[name]["sha256"], name
 
 
-def test_two_local_dask_workers_give_byte_identical_data(tmp_path):
-    from corpus_hygiene.flows.on_dask import CLUSTER_MIN_BYTES
-
-    corpus = tmp_path / "in"
-    copies = CLUSTER_MIN_BYTES // sum(f.stat().st_size for f in EXAMPLES.rglob("*") if f.is_file()) + 1
-    for i in range(copies):  # enough new input for a cluster to start
-        shutil.copytree(EXAMPLES, corpus / f"copy{i:03d}")
-    policy = tmp_path / "policy.toml"  # the copies are duplicates of each other: allow that
-    policy.write_text(
-        DEFAULT_POLICY.read_text("utf-8").replace("max_duplicate_share = 0.6", "max_duplicate_share = 1.0")
-    )
-    proc = run_hygiene(corpus, tmp_path / "two", "--workers", "2", "--policy", str(policy))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert_clean_console(proc)
-    both = proc.stdout + proc.stderr
-    assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
-    assert f"process_files: {10 * copies}/{10 * copies} files" in both
-    assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
-    assert "Task run 'process copy" not in both  # the batches are plain Dask tasks, not Prefect tasks
-    one = run_hygiene(corpus, tmp_path / "one", "--no-cache", "--policy", str(policy))
-    assert one.returncode == 0, one.stderr[-3000:]
-    assert parquet_checksums(tmp_path / "one" / "clean") == parquet_checksums(tmp_path / "two" / "clean")
-
-
-def test_example_corpus_tables_hold_every_record_exactly_once(example_run):
-    out, _ = example_run
-    manifest = verify_checksums(out / "clean")
-    t = tables(out / "clean")
-    assert manifest["counts"] == {
-        "files": 10,
-        "files_read": 8,
-        "ingested": 32,
-        "kept": 20,
-        "duplicates": 5,
-        "quarantined": 7,
-    }
-    refs = [(r["source_file"], r["source_line"]) for name in t for r in t[name]]
-    assert len(refs) == len(set(refs)) == 32
-    assert len({r["record_id"] for r in t["records"]}) == 20
-
-
-def test_example_dataset_validates_and_carries_its_card_and_schema(example_run, tmp_path):
-    out, _ = example_run
-    ok = subprocess.run(
-        [HYGIENE, "validate", str(out / "clean")], capture_output=True, text=True, timeout=120
-    )
-    assert ok.returncode == 0, ok.stderr
-    assert "20 records; checksums match the manifest; every contract check passes" in ok.stdout
-    card = (out / "clean" / "README.md").read_text("utf-8")
-    assert "| 32 | 20 | 5 | 7 | 10 |" in card and "`not_placeholder` | 2 |" in card
-    assert "quality limits (min_words 10," in card and "min_stopword_share 0.05" in card
-    pairs = pq.read_table(out / "clean" / "pairs.parquet").to_pylist()  # the two near duplicates' pairs
-    assert sorted((p["source_file"], p["source_line"], p["candidate_ref"], p["merged"]) for p in pairs) == [
-        ("iclr_2026_papers.txt", 13, "aaai_2025_accepted.md:7", True),
-        ("zh/iclr_2026_论文列表.txt", 10, "zh/iclr_2026_论文列表.txt:5", True),
-    ]
-    assert "`pairs.parquet`" in card
-    schema = json.loads((out / "clean" / "schema.json").read_text("utf-8"))
-    assert list(schema["tables"]) == ["records", "duplicates", "quarantine", "pairs"]
-    assert [c["name"] for c in schema["tables"]["duplicates"]][:3] == [
-        "source_file",
-        "source_line",
-        "canonical_id",
-    ]
-    # a copy with one record changed no longer matches its manifest
-    import shutil
-
-    copy = tmp_path / "copy"
-    shutil.copytree(out / "clean", copy)
-    table = pq.read_table(copy / "records.parquet")
-    pq.write_table(table.slice(1), copy / "records.parquet")
-    bad = subprocess.run([HYGIENE, "validate", str(copy)], capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 1 and "does not match its checksum in the manifest" in bad.stderr
-
-
-def test_example_corpus_encodings_headers_and_languages(example_run):
-    out, _ = example_run
-    sources = {s["source_file"]: s for s in verify_checksums(out / "clean")["input_files"]}
-    assert {k: v["encoding"] for k, v in sources.items()} == {
-        "aaai_2025_accepted.md": "utf_8",
-        "acl_2025.txt": "utf_8",
-        "fr/taln_2025.txt": "cp1252",
-        "iclr_2026_papers.txt": "utf_8",
-        "ja/neurips_2025.txt": "utf_16",
-        "ko/acl_2024.txt": "utf_8_sig",
-        "notes/todo.txt": "utf_8",
-        "ru/emnlp_2025.txt": "utf_8",
-        "scans/proceedings_scan.pdf": None,
-        "zh/iclr_2026_论文列表.txt": "gb18030",
-    }
-    records = tables(out / "clean")["records"]
-    by_file = {}
-    for r in records:
-        by_file.setdefault(r["source_file"], set()).add((r["venue"], r["year"], r["header_lang"]))
-    assert by_file == {
-        "aaai_2025_accepted.md": {("AAAI", 2025, "en")},
-        "acl_2025.txt": {("ACL", 2025, "en")},
-        "fr/taln_2025.txt": {("TALN", 2025, "fr")},
-        "iclr_2026_papers.txt": {("ICLR", 2026, "en")},
-        "ja/neurips_2025.txt": {("NeurIPS", 2025, "ja")},
-        "ko/acl_2024.txt": {("ACL", 2024, "ko")},
-        "ru/emnlp_2025.txt": {("EMNLP", 2025, "ru")},
-        "zh/iclr_2026_论文列表.txt": {("ICLR", 2026, "zh")},
-    }
-    langs = {(r["source_file"], r["source_line"]): r["lang"] for r in records}
-    assert langs[("ko/acl_2024.txt", 3)] == "ko" and langs[("ko/acl_2024.txt", 6)] == "en"
-    assert langs[("ja/neurips_2025.txt", 3)] == "ja" and langs[("fr/taln_2025.txt", 3)] == "fr"
-    french = next(r["text"] for r in records if r["source_file"] == "fr/taln_2025.txt")
-    assert "d’alignement" in french and "« propres »" in french  # cp1252 0x92 and 0xAB/0xBB as authored
-
-
-def test_example_corpus_repairs_are_recorded(example_run):
-    out, _ = example_run
-    records = {(r["source_file"], r["source_line"]): r for r in tables(out / "clean")["records"]}
-    pdf = records[("aaai_2025_accepted.md", 11)]
-    assert pdf["fixes"] == ["ligatures", "soft_hyphens", "dehyphenation", "letter_spacing"]
-    assert "We introduce a corpus" in pdf["text"] and "accuracy" in pdf["text"] and "LaTeX." in pdf["text"]
-    assert "lightweight" in pdf["text"] and "fine-tuning" in pdf["text"]
-    tide = records[("iclr_2026_papers.txt", 3)]
-    assert tide["fixes"] == ["latex"]
-    assert "We present TideNet," in tide["text"] and "by 18% relative" in tide["text"]
-    assert tide["text"].endswith("at https://example.org/tidenet.")
-    cache = records[("acl_2025.txt", 3)]  # text macros keep their argument; literal dollars stay
-    assert "We present PromptCache, a prefix-aware cache" in cache["text"] and "Merkle hash" in cache["text"]
-    assert "costs $3 and $4 per million tokens" in cache["text"] and "saves $2 of every $10" in cache["text"]
-    assert (
-        cache["fixes"] == ["latex"] and cache["lost_words"] == [] and cache["pii"] == {"email": 0, "phone": 0}
-    )
-    contact = records[("acl_2025.txt", 5)]  # kept and flagged by the default policy
-    assert contact["pii"] == {"email": 1, "phone": 1} and "voice-corpus@example.org" in contact["text"]
-    assert 0.2 < contact["stopword_share"] < 0.6 and contact["n_words"] > 50
-    zh = records[("zh/iclr_2026_论文列表.txt", 7)]
-    assert "修改记录" in zh["text"] and zh["fixes"] == [
-        "whitespace"
-    ]  # a hard wrap in Chinese joins without a space
-
-
-def test_example_corpus_duplicates_and_quarantine(example_run):
-    out, _ = example_run
-    t = tables(out / "clean")
-    dups = {(d["source_file"], d["source_line"]): d for d in t["duplicates"]}
-    assert set(dups) == {
-        ("aaai_2025_accepted.md", 5),
-        ("ru/emnlp_2025.txt", 7),
-        ("iclr_2026_papers.txt", 9),
-        ("iclr_2026_papers.txt", 13),
-        ("zh/iclr_2026_论文列表.txt", 10),
-    }
-    assert dups[("aaai_2025_accepted.md", 5)]["canonical_ref"] == "iclr_2026_papers.txt:5"
-    assert dups[("ru/emnlp_2025.txt", 7)]["canonical_ref"] == "zh/iclr_2026_论文列表.txt:3"
-    # mojibake copy vs clean original: the copy that needed no repair is kept
-    assert dups[("iclr_2026_papers.txt", 9)]["canonical_ref"] == "aaai_2025_accepted.md:13"
-    # near duplicates: a resubmission with an appended sentence (English), reworded characters (Chinese)
-    en = dups[("iclr_2026_papers.txt", 13)]
-    assert (en["kind"], en["canonical_ref"]) == ("near", "aaai_2025_accepted.md:7")
-    assert 0.8 < en["similarity"] < 1.0 and en["reason"] == "more complete (522 vs 494 characters)"
-    zh = dups[("zh/iclr_2026_论文列表.txt", 10)]
-    assert (zh["kind"], zh["canonical_ref"]) == ("near", "zh/iclr_2026_论文列表.txt:5")
-    assert 0.8 < zh["similarity"] < 1.0
-    canon = {r["record_id"]: r for r in t["records"]}
-    for d in dups.values():
-        assert (d["kind"] == "exact") == (d["similarity"] == 1.0)
-        assert f"{d['source_file']}:{d['source_line']}" in canon[d["canonical_id"]]["also_in"]
-        assert canon[d["canonical_id"]]["dup_count"] == len(canon[d["canonical_id"]]["also_in"])
-    quarantine = sorted((q["source_file"], q["source_line"], q["reason"]) for q in t["quarantine"])
-    assert quarantine == [
-        ("aaai_2025_accepted.md", 9, "not_placeholder"),
-        ("aaai_2025_accepted.md", 15, "empty_text"),
-        ("acl_2025.txt", 7, "stopword_share"),
-        ("iclr_2026_papers.txt", 11, "not_placeholder"),
-        ("notes/todo.txt", 1, "no_header"),
-        ("notes/todo.txt", 3, "no_header"),
-        ("scans/proceedings_scan.pdf", None, "binary_file"),
-    ]
-
-
-def test_example_report_shows_the_run(example_run):
-    out, proc = example_run
-    report = Path(proc.stdout.split("report:")[1].split()[0]).read_text("utf-8")
-    assert "Content-Security-Policy" in report
-    assert "32 = 20 + 5 + 7" in report
-    assert "zh/iclr_2026_论文列表.txt" in report and "gb18030" in report
-    assert "binary_file" in report and "no_header" in report
-    assert 'id="repair-samples"' in report and "<del>\\textbf{</del>" in report
-    assert "more complete (522 vs 494 characters)" in report and 'id="dup-table"' in report
-    assert "<del>ﬁ</del>" in report and "<ins>fi</ins>" in report
-    # the PDF record repaired by four fixes appears once, with all of them
-    assert report.count("ligatures, soft_hyphens, dehyphenation, letter_spacing") == 1
-    # quality signals drawn with the policy's limits; contact details counted, never shown
-    assert 'id="signal-stopword_share"' in report and "min 0.05" in report and "stopword_share" in report
-    assert "1 e-mail addresses in 1 records" in report and "1 phone numbers in 1 records" in report
-    assert "voice-corpus@example.org" not in report.split('id="contacts"')[1].split("</p>")[0]
-    assert 'id="no-lost-words"' in report
-    assert 'id="similarity-histogram"' in report and 'id="what-if"' in report and "threshold 0.7" in report
-    index = (out / "reports" / "index.html").read_text("utf-8")
-    assert report.split("<code>")[1].split("</code>")[0] in index  # the run id
-    metrics = json.loads(next((out / "reports").glob("*.metrics.json")).read_text())
-    assert metrics["counts"]["kept"] == 20
-    # the per-file figures of the report are the Parquet files' own
-    t = tables(out / "clean")
-    for source in metrics["sources"]:
-        for table, column in (
-            ("records", "kept"),
-            ("duplicates", "duplicates"),
-            ("quarantine", "quarantined"),
-        ):
-            assert source[column] == sum(1 for r in t[table] if r["source_file"] == source["source_file"])
-    from collections import Counter
-
-    assert metrics["quarantine_reasons"] == dict(Counter(q["reason"] for q in t["quarantine"]))
-    assert metrics["languages"] == dict(Counter(r["lang"] for r in t["records"]))
-    assert "10 of 10 files shown" in report
-
-
-@needs_seeds
 def test_seed_files(tmp_path):
     proc = run_hygiene(SEEDS, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

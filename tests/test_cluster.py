@@ -1,0 +1,148 @@
+"""The near-duplicate search on a Dask cluster (dedup/shuffle.py, flows/on_dask.ClusterSearch) finds the
+pairs and similarities of the one-process search, and a run on a cluster publishes the same bytes."""
+
+import logging
+import random
+import re
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.near import candidate_pairs, cjk_mask, find_near_duplicates, signature_of
+from corpus_hygiene.flows.on_dask import ClusterSearch
+
+from .conftest import SEEDS, SHARED, needs_seeds, parquet_checksums
+from .test_e2e import assert_clean_console, run_hygiene
+
+SMALL = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.25, min_candidate_jaccard_cjk=0.5)
+WORDS = "graph neural network model training data learning method results task".split()
+ZH = "图神经网络在分子性质预测任务中表现突出但其预测结果往往缺乏可解释性"
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker threads in this process: the tasks, their data and their order as on a real cluster."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster) as c:
+            yield c
+
+
+def search(client) -> ClusterSearch:
+    return ClusterSearch(client, logging.getLogger("test"))
+
+
+@settings(max_examples=40)
+@given(
+    n=st.integers(0, 70),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.sampled_from([2, 3, 5]),
+)
+def test_the_candidates_are_those_of_one_process(client, n, seed, spread):
+    """Signature values with few distinct low bytes and fewer distinct values: many equal bands, and low
+    bytes that pass the floor where the whole values do not (the shuffle's floor is checked twice)."""
+    rng = np.random.default_rng(seed)
+    matrix = (rng.integers(0, spread, (n, 8)) * 256 + rng.integers(0, spread, (n, 8))).astype(np.uint32)
+    cjk = rng.random(n) < 0.3
+    blobs = [row.astype("<u4").tobytes() for row in matrix]
+    codes, sims = search(client)([""] * n, blobs, cjk, SMALL)
+    assert codes.tolist() == candidate_pairs(matrix, SMALL, cjk).tolist()
+    assert len(sims) == len(codes)
+
+
+def _corpus(rng: random.Random, n: int) -> list[str]:
+    """Texts with planted near copies (a word or a character changed), English and Chinese."""
+    texts: list[str] = []
+    for i in range(n):
+        if texts and rng.random() < 0.4:
+            base = list(rng.choice(texts))
+            base[rng.randrange(len(base))] = rng.choice("abcxyz图网")
+            texts.append("".join(base))
+        elif rng.random() < 0.3:
+            texts.append("".join(rng.sample(ZH, 20)))
+        else:
+            texts.append(" ".join(rng.choice(WORDS) for _ in range(12)) + f" {i}")
+    return texts
+
+
+@settings(max_examples=25)
+@given(n=st.integers(1, 120), seed=st.integers(0, 2**32 - 1))
+def test_the_clusters_and_verified_pairs_are_those_of_one_process(client, n, seed):
+    texts = _corpus(random.Random(seed), n)
+    config = DedupConfig()
+    signatures = [signature_of(t, config) for t in texts]
+    cjk = cjk_mask(texts)
+    here, there = [], []
+    expected = find_near_duplicates(texts, config, signatures, cjk, verified=here)
+    got = find_near_duplicates(texts, config, signatures, cjk, verified=there, search=search(client))
+    assert got == expected
+    assert there == here
+
+
+def test_a_chunk_that_is_not_yet_signed_is_signed_on_the_way(client):
+    texts = _corpus(random.Random(5), 60)
+    config = DedupConfig()
+    expected = find_near_duplicates(texts, config)
+    assert expected  # the corpus has near copies
+    assert find_near_duplicates(texts, config, search=search(client)) == expected
+
+
+# --- a run on a cluster: a separately started `dask scheduler` and two `dask worker` processes ---
+
+needs_corpora = pytest.mark.skipif(not (SHARED / "corpora").is_dir(), reason="../shared/corpora is absent")
+
+
+def _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler, *extra: str) -> str:
+    """Runs ``corpus`` in one process and on the cluster (and with each of ``extra``'s option lists);
+    asserts equal Parquet bytes; returns the cluster run's console."""
+    one = run_hygiene(corpus, tmp_path / "one", "--no-cache")
+    assert one.returncode == 0, one.stderr[-3000:]
+    cluster = run_hygiene(corpus, tmp_path / "cluster", "--no-cache", "--dask-address", dask_scheduler)
+    assert cluster.returncode == 0, cluster.stderr[-3000:]
+    assert_clean_console(cluster)
+    expected = parquet_checksums(tmp_path / "one" / "clean")
+    assert set(expected) == {"records.parquet", "duplicates.parquet", "quarantine.parquet", "pairs.parquet"}
+    assert parquet_checksums(tmp_path / "cluster" / "clean") == expected
+    return cluster.stdout + cluster.stderr
+
+
+@pytest.mark.slow
+@needs_seeds
+def test_the_seed_files_on_a_cluster_publish_the_same_bytes(tmp_path, dask_scheduler):
+    corpus = tmp_path / "seeds"
+    shutil.copytree(SEEDS, corpus)
+    _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler)
+
+
+@pytest.mark.slow
+@needs_corpora
+def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_bytes(
+    tmp_path, dask_scheduler
+):
+    from benchmarks.bench_e2e import build
+
+    corpus = tmp_path / "in"
+    corpus.mkdir()
+    build(corpus, 20_000, seed=7, prefix="bench")
+    both = _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler)
+    searched = re.search(r"near-duplicate search on Dask: (\d+) records in (\d+) chunks", both)
+    records = pq.read_table(tmp_path / "cluster" / "clean" / "records.parquet").num_rows
+    duplicates = pq.read_table(tmp_path / "cluster" / "clean" / "duplicates.parquet").num_rows
+    # the canonicals of the exact step, in 4 chunks a worker thread
+    assert records < int(searched[1]) < records + duplicates and searched[2] == "8"
+    two = run_hygiene(corpus, tmp_path / "two", "--no-cache", "--workers", "2")
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert_clean_console(two)
+    both = two.stdout + two.stderr
+    assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
+    assert "process_files: 400/400 files" in both
+    assert f"near-duplicate search on Dask: {searched[1]} records in 8 chunks" in both
+    assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
+    assert "Task run 'process bench" not in both  # the batches are plain Dask tasks, not Prefect tasks
+    assert parquet_checksums(tmp_path / "two" / "clean") == parquet_checksums(tmp_path / "one" / "clean")
