@@ -8,10 +8,12 @@ with planted defects:
 markup, 2% junk records. Reports wall time, abstracts/s, per-stage seconds, peak RSS and CPU of each
 run's process tree.
 
-    .venv/bin/python -m benchmarks.bench_e2e [--abstracts 100000] [--workers 1] [--server]
+    .venv/bin/python -m benchmarks.bench_e2e [--abstracts 100000] [--workers 1] [--server] [--cluster]
 
 ``--server``: every run against one long-lived `prefect server start` (what scheduled runs use);
-without it, each run is an ad-hoc `hygiene run` on Prefect's ephemeral server.
+without it, each run is an ad-hoc `hygiene run` on Prefect's ephemeral server. ``--cluster``: a
+`dask scheduler` and ``--workers`` `dask worker` processes started apart, used through ``--dask-address``;
+their peaks are reported with the run's.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 import psutil
 
 from benchmarks.bench_dedup_scale import Maker
-from benchmarks.common import save
+from benchmarks.common import dask_cluster, save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH
 from corpus_hygiene.flows.server import prefect_server
@@ -112,20 +114,26 @@ def _role(pid: int, root: int, cmdlines: dict[int, str]) -> str:
         return "flow"
     if "prefect" in cmd and "server" in cmd or "uvicorn" in cmd:
         return "server"
+    if "dask scheduler" in cmd:
+        return "dask_scheduler"
     return "dask_worker" if ("multiprocessing" in cmd or "distributed" in cmd or "dask" in cmd) else "other"
 
 
-def run(input_dir: Path, out: Path, workers: int, extra: tuple[str, ...] = ()) -> dict:
-    """One `hygiene run` (``extra``: more of its arguments), sampled every 0.2 s."""
+def run(input_dir: Path, out: Path, engine: tuple[str, ...], extra: tuple[str, ...] = (), cluster=()) -> dict:
+    """One `hygiene run` (``engine``: ``--workers N`` or ``--dask-address A``; ``extra``: more of its
+    arguments), sampled every 0.2 s with the processes of a ``cluster`` it uses."""
     cmd = [str(Path(sys.executable).with_name("hygiene")), "run", str(input_dir),
            "--dataset-dir", str(out / "clean"), "--reports-dir", str(out / "reports"),
-           "--workers", str(workers), "--policy", str(DEFAULT_POLICY_PATH), *extra]  # fmt: skip
+           *engine, "--policy", str(DEFAULT_POLICY_PATH), *extra]  # fmt: skip
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         popen = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
         tree, peak, cpu, peaks, cmdlines = psutil.Process(popen.pid), 0, {}, {}, {}
+        spent: dict[int, tuple[float, float]] = {}  # a cluster's CPU time before the run
+        for p in cluster:
+            _sample_tree(p, spent, {})
         while popen.poll() is None:
-            peak = max(peak, _sample_tree(tree, cpu, peaks))
+            peak = max(peak, sum(_sample_tree(p, cpu, peaks) for p in [tree, *cluster]))
             for pid in peaks.keys() - cmdlines.keys():
                 with contextlib.suppress(psutil.Error):
                     cmdlines[pid] = " ".join(psutil.Process(pid).cmdline())
@@ -143,7 +151,7 @@ def run(input_dir: Path, out: Path, workers: int, extra: tuple[str, ...] = ()) -
         "wall_seconds": round(wall, 2),
         "peak_rss_mb_process_tree": round(peak / 2**20),
         "peak_rss_mb_by_process": dict(sorted(by_role.items())),
-        "cpu_seconds_process_tree": round(sum(u + s for u, s in cpu.values()), 1),
+        "cpu_seconds_process_tree": round(sum(map(sum, cpu.values())) - sum(map(sum, spent.values())), 1),
     }
     if out_text.startswith("unchanged:"):  # the published dataset is current: nothing ran
         return {**result, "outcome": out_text.splitlines()[0]}
@@ -178,14 +186,14 @@ def report_open_seconds(page: Path) -> float | None:
     return round(seconds, 2)
 
 
-def startup_seconds(tmp: Path, workers: int) -> float:
+def startup_seconds(tmp: Path, engine: tuple[str, ...], cluster=()) -> float:
     """Wall time of a run on one small file: Prefect's (and the CLI's) fixed start-up cost."""
     one = tmp / "one"
     one.mkdir()
     (one / "a.txt").write_text(
         "ICLR 2026 Papers\n\nWe measure the fixed cost of starting one run of the pipeline on a tiny input.\n"
     )
-    return run(one, tmp / "one_out", workers, ("--no-cache",))["wall_seconds"]
+    return run(one, tmp / "one_out", engine, ("--no-cache",), cluster)["wall_seconds"]
 
 
 def main() -> int:
@@ -193,6 +201,9 @@ def main() -> int:
     parser.add_argument("--abstracts", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--server", action="store_true", help="one long-lived Prefect server for the runs")
+    parser.add_argument(
+        "--cluster", action="store_true", help="--workers dask workers and a scheduler, by --dask-address"
+    )
     parser.add_argument("--keep", type=Path, help="build and run in this (new) folder and leave it there")
     args = parser.parse_args()
     if args.keep is not None:
@@ -203,13 +214,17 @@ def main() -> int:
         corpus.mkdir()
         if args.server:
             stack.enter_context(prefect_server(tmp / "prefect-server.log"))
-        startup = startup_seconds(tmp, args.workers)
+        engine, cluster = ("--workers", str(args.workers)), []
+        if args.cluster:
+            address, procs = stack.enter_context(dask_cluster(args.workers, tmp / "dask.log"))
+            engine, cluster = ("--dask-address", address), [psutil.Process(p.pid) for p in procs]
+        startup = startup_seconds(tmp, engine, cluster)
         files = build(corpus, args.abstracts, 1, "f")
-        full = run(corpus, out, args.workers)
+        full = run(corpus, out, engine, (), cluster)
         print(json.dumps({"full": full}), flush=True)  # kept even if a later run fails
-        again = run(corpus, out, args.workers)
+        again = run(corpus, out, engine, (), cluster)
         build(corpus, max(1, args.abstracts // 100), 2, "new")
-        new = run(corpus, out, args.workers)
+        new = run(corpus, out, engine, (), cluster)
         if args.keep:
             shutil.copytree(out, tmp / "out_last", symlinks=True)
     n = args.abstracts
@@ -218,11 +233,12 @@ def main() -> int:
         return round(result["wall_seconds"] / full["wall_seconds"], 3)
 
     save(
-        f"e2e_{n}_w{args.workers}" + ("_server" if args.server else ""),
+        f"e2e_{n}_w{args.workers}{'_cluster' if args.cluster else ''}{'_server' if args.server else ''}",
         {
             "abstracts": n,
             "files": files,
             "workers": args.workers,
+            "engine": "dask scheduler + workers (--dask-address)" if args.cluster else "--workers",
             "prefect": "long-lived server (prefect server start)"
             if args.server
             else "ephemeral, one per run",

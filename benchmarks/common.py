@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 from pathlib import Path
@@ -30,3 +31,35 @@ def save(name: str, result: dict) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+@contextlib.contextmanager
+def dask_cluster(workers: int, log: Path):
+    """A `dask scheduler` and ``workers`` `dask worker` processes (one thread each), each started apart as
+    a user's cluster is: yields (the scheduler's address, the processes)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from distributed import Client
+
+    from corpus_hygiene.flows.server import free_port
+
+    dask = str(Path(sys.executable).with_name("dask"))
+    address = f"tcp://127.0.0.1:{free_port()}"
+    commands = [
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        *[[dask, "worker", address, "--nthreads", "1", "--no-dashboard"]] * workers,
+    ]
+    with log.open("w") as out:
+        procs = [subprocess.Popen(c, stdout=out, stderr=out, start_new_session=True) for c in commands]
+    try:
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=120)
+        yield address, procs
+    finally:
+        for proc in reversed(procs):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            proc.wait(timeout=60)

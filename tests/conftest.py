@@ -92,31 +92,8 @@ def parquet_checksums(dataset: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def dask_scheduler(tmp_path_factory):
-    """A `dask scheduler` and two `dask worker` processes, each started apart as a user's cluster is:
-    the scheduler's address."""
-    import signal
-    import subprocess
-    import sys
+    """A `dask scheduler` and two `dask worker` processes, each started apart: the scheduler's address."""
+    from benchmarks.common import dask_cluster
 
-    from distributed import Client
-
-    from corpus_hygiene.flows.server import free_port
-
-    dask = str(Path(sys.executable).with_name("dask"))
-    address = f"tcp://127.0.0.1:{free_port()}"
-    log = tmp_path_factory.mktemp("dask") / "cluster.log"
-    commands = [
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
-        *[[dask, "worker", address, "--nthreads", "1", "--no-dashboard"]] * 2,
-    ]
-    with log.open("w") as out:
-        procs = [subprocess.Popen(c, stdout=out, stderr=out, start_new_session=True) for c in commands]
-    try:
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
+    with dask_cluster(2, tmp_path_factory.mktemp("dask") / "cluster.log") as (address, _):
         yield address
-    finally:
-        for proc in reversed(procs):
-            os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            proc.wait(timeout=60)
