@@ -227,7 +227,9 @@ def _hygiene(
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
             memo = load_memo(memo_file) if memo_file else None
             log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
-            search = ClusterSearch(client, logger) if client is not None else None
+            # a re-run with the memo searches only around its new texts, here: a shuffle moves every row
+            incremental = memo is not None and bool(memo.indexed)
+            search = ClusterSearch(client, logger) if client is not None and not incremental else None
             asm = timed(
                 "assemble",
                 assemble_dataset,

@@ -144,15 +144,18 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
     assert_clean_console(proc)
     assert f"Connecting to an existing Dask cluster at {dask_scheduler}" in proc.stdout + proc.stderr
     assert "process_files: 2/2 files" in proc.stdout + proc.stderr  # the new one and the damaged one
-    assert "near-duplicate search on Dask: " in proc.stdout + proc.stderr
+    # the memo of the first run leaves only the new text's pairs to search: in the flow, not a shuffle
+    assert "near-duplicate search on Dask: " not in proc.stdout + proc.stderr
     after = verify_checksums(tmp_path / "clean")
     metrics = json.loads((tmp_path / "reports" / f"{after['run_id']}.metrics.json").read_text())
     assert metrics["files_from_cache"] == 9  # 10 entries, one damaged; and the new file
     assert "zz_new.txt:3" in metrics["changes"]["added_sample"]
-    full = run_hygiene(corpus, tmp_path / "full", "--no-cache")
+    # the same input, without cache or memo, searched by a shuffle on the cluster: the same bytes
+    full = run_hygiene(corpus, tmp_path / "full", "--no-cache", "--dask-address", dask_scheduler)
     assert full.returncode == 0, full.stderr[-3000:]
+    assert "near-duplicate search on Dask: " in full.stdout + full.stderr
     whole = verify_checksums(tmp_path / "full" / "clean")["outputs"]
-    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet"):
+    for name in ("records.parquet", "duplicates.parquet", "quarantine.parquet", "pairs.parquet"):
         assert after["outputs"][name]["sha256"] == whole[name]["sha256"], name
 
 
