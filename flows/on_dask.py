@@ -145,8 +145,10 @@ class ClusterSearch:
         if not n:
             return np.empty(0, dtype=np.int64), np.empty(0)
         size = max(1, min(CHUNK_RECORDS, -(-n // (CHUNKS_PER_THREAD * threads))))
-        chunks = [  # made and sent one at a time: the flow holds one chunk's matrix at most
-            self.client.scatter(make_chunk(texts, signatures, cjk, slice(lo, lo + size), config))
+        # made and sent one at a time (the flow holds one chunk's matrix at most); keys not from the content:
+        # two searches of equal chunks would share one key, and the first one's release loses the second's
+        chunks = [
+            self.client.scatter(make_chunk(texts, signatures, cjk, slice(lo, lo + size), config), hash=False)
             for lo in range(0, n, size)
         ]
         codes = self._candidates(chunks, n, config, parts=max(1, min(len(chunks), 2 * threads)))
