@@ -1,7 +1,7 @@
 """The corpus-hygiene Prefect flow. Its body is the stage list:
 
 discover → unchanged? → per-file work (cache hits read here; the rest in batches, in this process or on
-Dask) → assemble (record checks, dedup; its near-duplicate search on Dask too when the run uses Dask)
+Dask) → assemble (record checks, dedup; the near-duplicate search on the cluster of ``--dask-address``)
 → gates (staging the new version's Parquet) → publish → report.
 
 Every stage is a plain function of ``corpus_hygiene``; this module only wires them. ``hygiene run``,
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 
 from prefect import flow, task
@@ -154,8 +154,9 @@ def hygiene_flow(
     dask_address: str | None = None,
     wait_seconds: float = 0.0,
 ):
-    """``workers`` > 1: the per-file work and the near-duplicate search on a local Dask cluster of that
-    many processes, made for them and closed after; ``dask_address``: on that Dask scheduler's workers.
+    """``workers`` > 1: the per-file work on a local Dask cluster of that many processes, made for the
+    stage and closed after it; ``dask_address``: on that Dask scheduler's workers, and the near-duplicate
+    search there too (a full search; a re-run with the memo searches around its new texts, here).
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
     Folders left out are read from Prefect variables or the environment (``folder``)."""
     run_id = new_run_id()
@@ -221,15 +222,22 @@ def _hygiene(
         cache = open_cache(dataset_dir, logger) if use_cache else None
         cached = timed("cache_lookup", cache.hits, discovery.files, hashes, policy.sha256) if cache else {}
         todo = [f for f in discovery.files if f.rel_path not in cached]
-        on_dask = use_dask(todo, workers, dask_address)
-        with dask_client(workers, dask_address) if on_dask else nullcontext() as client:
+        with ExitStack() as cluster:
+            client = None
+            if use_dask(todo, workers, dask_address):
+                client = cluster.enter_context(dask_client(workers, dask_address))
             results = process_all(discovery.files, cached, todo, policy, cache, client, timed)
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
             memo = load_memo(memo_file) if memo_file else None
             log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
-            # a re-run with the memo searches only around its new texts, here: a shuffle moves every row
-            incremental = memo is not None and bool(memo.indexed)
-            search = ClusterSearch(client, logger) if client is not None and not incremental else None
+            # A full search goes to the cluster of --dask-address. A re-run with the memo searches only
+            # around its new texts, here (a shuffle would move every row); a local cluster is closed
+            # first: its workers' memory goes back to this machine for the global step.
+            search = None
+            if client is not None and dask_address and not (memo is not None and memo.indexed):
+                search = ClusterSearch(client, logger)
+            else:
+                cluster.close()
             asm = timed(
                 "assemble",
                 assemble_dataset,

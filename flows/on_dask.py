@@ -1,7 +1,7 @@
-"""The run's heavy work on Dask, through prefect-dask: ``--workers N`` makes a local cluster, and
-``--dask-address`` uses a running scheduler. The per-file stage and the near-duplicate search run there
-as plain Dask tasks submitted through the runner's own client (``DaskTaskRunner.client``): the workers
-run no Prefect code and need no Prefect API."""
+"""The run's heavy work on Dask, through prefect-dask: ``--workers N`` makes a local cluster for the
+per-file stage, and ``--dask-address`` uses a running scheduler for it and for the near-duplicate search
+(``ClusterSearch``). Both are plain Dask tasks submitted through the runner's own client
+(``DaskTaskRunner.client``): the workers run no Prefect code and need no Prefect API."""
 
 from __future__ import annotations
 
@@ -119,6 +119,7 @@ def process_on_dask(client, files: list, policy, cache: FileCache | None) -> lis
     progress = Progress(get_run_logger(), len(files))
     for future in as_completed(futures, loop=client.loop):
         results[index[future.key]] = batch = future.result()
+        future.release()  # the worker's copy: workers would otherwise hold every result to the end
         progress.add(batch)
     return [r for batch in results for r in batch]
 

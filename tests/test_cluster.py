@@ -142,7 +142,7 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     both = two.stdout + two.stderr
     assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
     assert "process_files: 400/400 files" in both
-    assert f"near-duplicate search on Dask: {searched[1]} records in 8 chunks" in both
+    assert "near-duplicate search on Dask" not in both  # a local cluster is closed before the global step
     assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
     assert "Task run 'process bench" not in both  # the batches are plain Dask tasks, not Prefect tasks
     assert parquet_checksums(tmp_path / "two" / "clean") == parquet_checksums(tmp_path / "one" / "clean")
