@@ -15,7 +15,7 @@ import numpy as np
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.logging import get_run_logger
 
-from corpus_hygiene.dedup.shuffle import band_rows, bucket_candidates, make_chunk, verify_block
+from corpus_hygiene.dedup.shuffle import band_rows, bucket_candidates, make_chunk, pick, verify_pairs
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
@@ -158,10 +158,12 @@ class ClusterSearch:
         codes, blocks = codes[order], blocks[order]
         tasks = []
         for group in np.split(codes, np.flatnonzero(np.diff(blocks)) + 1) if len(codes) else []:
-            later, earlier = int(group[0] // n // size), int(group[0] % n // size)
+            later, earlier = chunks[group[0] // n // size], chunks[group[0] % n // size]
             for piece in np.array_split(group, -(-len(group) // PAIRS_PER_TASK)):
-                args = (piece, chunks[later], chunks[earlier], n, config)
-                tasks.append(self.client.submit(verify_block, *args, pure=False))
+                # the records the pairs need are picked where their chunks are: chunks never travel
+                mine = self.client.submit(pick, later, np.unique(piece // n), pure=False)
+                theirs = self.client.submit(pick, earlier, np.unique(piece % n), pure=False)
+                tasks.append(self.client.submit(verify_pairs, piece, mine, theirs, n, config, pure=False))
         self.logger.info(
             "near-duplicate search on Dask: %d records in %d chunks, %d candidate pairs, %d verify tasks",
             n, len(chunks), len(codes), len(tasks),

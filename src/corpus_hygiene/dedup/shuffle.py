@@ -6,8 +6,9 @@ wires them), with the same result: the same candidate pairs and the same similar
    and signature low bytes (``near._estimate_filter``), not the whole signature.
 2. ``bucket_candidates``: a part sorts and groups its rows exactly as ``near.candidate_pairs`` sorts a
    band, and keeps the pairs whose low bytes can reach the estimate floor (a necessary condition).
-3. ``verify_block``: the pairs between two chunks are checked on the whole signatures (the exact floor)
-   and verified on the texts: ``(codes, similarities)``.
+3. ``pick`` + ``verify_pairs``: a few thousand pairs at a time, with the records they need picked from
+   their chunks, are checked on the whole signatures (the exact floor) and verified on the texts:
+   ``(codes, similarities)``.
 The star pass (``near.star_pass``) then needs only the codes and similarities, not the texts.
 """
 
@@ -31,19 +32,31 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """Records ``first`` .. ``first + len(texts) - 1`` in rank order, with their signatures and CJK flags."""
+    """Records by rank (ascending), with their texts, signatures and CJK flags."""
 
-    first: int
+    ranks: np.ndarray  # int64
     texts: list[str]
     signatures: np.ndarray  # len(texts) × num_perm uint32
     cjk: np.ndarray  # bool
+
+    def at(self, ranks: np.ndarray) -> np.ndarray:
+        """The positions of ``ranks``, which the chunk holds."""
+        return np.searchsorted(self.ranks, ranks)
 
 
 def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> Chunk:
     """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``)."""
     mine = list(texts[records])
     matrix = signature_matrix(mine, config, signatures[records])
-    return Chunk(records.start, mine, matrix, np.asarray(cjk[records], dtype=bool))
+    ranks = np.arange(records.start, records.start + len(mine), dtype=np.int64)
+    return Chunk(ranks, mine, matrix, np.asarray(cjk[records], dtype=bool))
+
+
+def pick(chunk: Chunk, ranks: np.ndarray) -> Chunk:
+    """The records of ``ranks`` (sorted, unique): what a verification task needs of a chunk, so that
+    only they travel, not the chunk."""
+    at = chunk.at(ranks)
+    return Chunk(chunk.ranks[at], [chunk.texts[k] for k in at.tolist()], chunk.signatures[at], chunk.cjk[at])
 
 
 def _part_of(band: int, keys: np.ndarray, parts: int) -> np.ndarray:
@@ -56,7 +69,7 @@ def _part_of(band: int, keys: np.ndarray, parts: int) -> np.ndarray:
 
 def band_rows(chunk: Chunk, bands: range, parts: int, config: DedupConfig) -> list[dict[str, np.ndarray]]:
     """The chunk's rows of ``bands``, split into ``parts`` (item p goes to part p)."""
-    ranks = np.arange(chunk.first, chunk.first + len(chunk.texts), dtype=np.int64)
+    ranks = chunk.ranks
     low = chunk.signatures.astype(np.uint8)
     out: list[list[dict[str, np.ndarray]]] = [[] for _ in range(parts)]
     for band in bands:
@@ -107,14 +120,14 @@ def _reaching(sig_x, sig_y, both_cjk, x, y, config: DedupConfig):
     return x[sure], y[sure]
 
 
-def verify_block(
+def verify_pairs(
     codes: np.ndarray, later: Chunk, earlier: Chunk, n: int, config: DedupConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Of the pairs ``codes`` between records of ``later`` and ``earlier`` (the same chunk or two), those
-    whose whole signatures reach the estimate floor, with their verified similarities (unrounded)."""
-    i, j = codes // n - later.first, codes % n - earlier.first
+    """Of the pairs ``codes`` (later record in ``later``, earlier in ``earlier``), those whose whole
+    signatures reach the estimate floor, with their verified similarities (unrounded)."""
+    i, j = later.at(codes // n), earlier.at(codes % n)
     sig_i, sig_j = later.signatures[i], earlier.signatures[j]
     i, j = _reaching(sig_i, sig_j, later.cjk[i] & earlier.cjk[j], i, j, config)
     pairs = zip(i.tolist(), j.tolist(), strict=True)
     sims = np.array([verified_similarity(later.texts[a], earlier.texts[b], config) for a, b in pairs])
-    return (i + later.first) * n + (j + earlier.first), sims
+    return later.ranks[i] * n + earlier.ranks[j], sims
