@@ -12,7 +12,8 @@ Records are visited best first (``exact.canonical_rank``). Each is compared with
 already chosen that LSH proposes; if the best verified similarity reaches the threshold it becomes a
 duplicate of that canonical, otherwise a canonical itself. So every duplicate is verified against the
 very record it is merged into: with A~B, B~C and A≁C, C is never pulled into A's cluster through B.
-Only canonicals enter the LSH index.
+Only canonicals enter the LSH index. On a cluster, the candidates and their similarities come from
+``dedup/shuffle.py`` (a ``PairSearch``); the star pass (``star_pass``) is this module's either way.
 """
 
 from __future__ import annotations
