@@ -132,7 +132,7 @@ def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[
     return matrix.astype(np.uint32, copy=False)
 
 
-def _band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
+def band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
     """The band's rows as whole uint64 words (two uint32 per word), so equal bands are equal rows."""
     block = signatures[:, band * rows : (band + 1) * rows]
     if rows % 2:
@@ -145,10 +145,13 @@ def cjk_mask(texts: Sequence[str]) -> np.ndarray:
     return np.array([2 * len(_CJK_CHAR.findall(t)) > len(_ALNUM.findall(t)) for t in texts], dtype=bool)
 
 
-def estimate_floor(both_cjk: np.ndarray, config: DedupConfig) -> np.ndarray:
-    """How many of a pair's signature values must be equal for its estimate to reach the floor."""
+def reach_floor(x_values: np.ndarray, y_values: np.ndarray, both_cjk: np.ndarray, config: DedupConfig):
+    """True for the pairs of rows with enough equal values for a MinHash estimate at the floor
+    (``min_candidate_jaccard``, or ``min_candidate_jaccard_cjk`` for two CJK texts). On the signatures'
+    low bytes a necessary condition; on whole signatures the floor itself."""
     need, need_cjk = config.min_candidate_jaccard, config.min_candidate_jaccard_cjk
-    return np.where(both_cjk, need_cjk * config.num_perm, need * config.num_perm)
+    floor = np.where(both_cjk, need_cjk * config.num_perm, need * config.num_perm)
+    return np.count_nonzero(x_values == y_values, axis=1) >= floor
 
 
 def _estimate_filter(
@@ -169,10 +172,9 @@ def _estimate_filter(
     kept = [np.empty(0, dtype=np.int64)]
     for lo in range(0, len(a), 1 << 16):
         x, y = a[lo : lo + (1 << 16)], b[lo : lo + (1 << 16)]
-        floor = estimate_floor(cjk[x] & cjk[y], config)
-        maybe = np.count_nonzero(low[x] == low[y], axis=1) >= floor
-        x, y, floor = x[maybe], y[maybe], floor[maybe]
-        sure = np.count_nonzero(signatures[x] == signatures[y], axis=1) >= floor
+        maybe = reach_floor(low[x], low[y], cjk[x] & cjk[y], config)
+        x, y = x[maybe], y[maybe]
+        sure = reach_floor(signatures[x], signatures[y], cjk[x] & cjk[y], config)
         x, y = x[sure], y[sure]
         kept.append(np.maximum(x, y).astype(np.int64) * n + np.minimum(x, y))
     return np.concatenate(kept)
@@ -199,7 +201,7 @@ def candidate_pairs(
     low = signatures.astype(np.uint8)  # the low byte of every value (see _estimate_filter)
 
     def band_pairs(band: int) -> list[np.ndarray]:
-        keys = _band_keys(signatures, band, config.rows)
+        keys = band_keys(signatures, band, config.rows)
         if fresh is None:
             order = np.lexsort(keys.T[::-1])
         else:  # a re-run sorts only the records whose band may equal a fresh record's
@@ -208,7 +210,7 @@ def candidate_pairs(
         ordered = keys[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
         del keys, ordered
-        pair_runs = _fresh_pairs(order, same, fresh) if fresh is not None else _all_pairs(order, same)
+        pair_runs = _fresh_pairs(order, same, fresh) if fresh is not None else all_pairs(order, same)
         return [_estimate_filter(a, b, signatures, low, cjk, config) for a, b in pair_runs]
 
     # numpy sorts and compares without the GIL: the bands are searched in threads, one band each at a
@@ -227,14 +229,21 @@ def band_threads() -> int:
     return max(1, min(MAX_BAND_THREADS, os.cpu_count() or 1))
 
 
+def band_hash(keys: np.ndarray, start: int = 0) -> np.ndarray:
+    """One uint64 for each row of band words (``band_keys``), from ``start``; it wraps modulo 2**64, so
+    equal hashes are compared on the words afterwards."""
+    hashed = np.full(len(keys), start, dtype=np.uint64)
+    for word in range(keys.shape[1]):
+        hashed = hashed * np.uint64(0x9E3779B97F4A7C15) + keys[:, word]
+    return hashed
+
+
 def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
     """The records (ascending) whose band hash equals a fresh record's: every record of a fresh record's
     run, plus the rare record whose hash only collides (the runs, grouped on the whole band, drop it).
     A table lookup for each of the N records and a binary search for the few that pass, instead of
     sorting all N on the band (F = fresh records, ~1% in a re-run)."""
-    hashed = keys[:, 0].copy()
-    for word in range(1, keys.shape[1]):  # wraps modulo 2**64: a hash, compared exactly later
-        hashed = hashed * np.uint64(0x9E3779B97F4A7C15) + keys[:, word]
+    hashed = band_hash(keys)
     wanted = np.unique(hashed[fresh])
     if not len(wanted):
         return np.empty(0, dtype=np.intp)
@@ -247,7 +256,7 @@ def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
     return maybe[wanted[at] == hashed[maybe]]
 
 
-def _all_pairs(order: np.ndarray, same: np.ndarray):
+def all_pairs(order: np.ndarray, same: np.ndarray):
     """Every pair of records in one run of equal band values (``same[k]``: sorted positions k and k+1
     are equal), as arrays of record indices, a gap at a time: positions ``gap`` apart in one run."""
     n = len(order)
@@ -261,7 +270,7 @@ def _all_pairs(order: np.ndarray, same: np.ndarray):
 
 
 def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: int = 1 << 20):
-    """The pairs of ``_all_pairs`` with at least one fresh record: each fresh record with every other
+    """The pairs of ``all_pairs`` with at least one fresh record: each fresh record with every other
     member of its run (a pair of two fresh records comes twice; ``np.unique`` drops the copy). Work and
     memory: the sizes of the fresh records' runs, not the square of every run's."""
     n = len(order)

@@ -3,7 +3,7 @@ wires them), with the same result: the same candidate pairs and the same similar
 
 1. ``band_rows``: a chunk of records (consecutive ranks) becomes one row per record and band, keyed by
    (band, band value) and sent to the part that key hashes to. A row carries the record's rank, CJK flag
-   and signature low bytes (``near._estimate_filter``), not the whole signature.
+   and signature low bytes (``near.reach_floor``), not the whole signature.
 2. ``bucket_candidates``: a part sorts and groups its rows exactly as ``near.candidate_pairs`` sorts a
    band, and keeps the pairs whose low bytes can reach the estimate floor (a necessary condition).
 3. ``pick`` + ``verify_pairs``: a few thousand pairs at a time, with the records they need picked from
@@ -20,14 +20,13 @@ import numpy as np
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.near import (
-    _all_pairs,
-    _band_keys,
-    estimate_floor,
+    all_pairs,
+    band_hash,
+    band_keys,
+    reach_floor,
     signature_matrix,
     verified_similarity,
 )
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +60,7 @@ def pick(chunk: Chunk, ranks: np.ndarray) -> Chunk:
 
 def _part_of(band: int, keys: np.ndarray, parts: int) -> np.ndarray:
     """The part each (band, band value) goes to: a hash of both, the same on every worker."""
-    hashed = np.full(len(keys), band + 1, dtype=np.uint64)
-    for word in range(keys.shape[1]):  # wraps modulo 2**64
-        hashed = hashed * _MIX + keys[:, word]
-    return ((hashed >> np.uint64(32)) % np.uint64(parts)).astype(np.intp)
+    return ((band_hash(keys, band + 1) >> np.uint64(32)) % np.uint64(parts)).astype(np.intp)
 
 
 def band_rows(chunk: Chunk, bands: range, parts: int, config: DedupConfig) -> list[dict[str, np.ndarray]]:
@@ -73,7 +69,7 @@ def band_rows(chunk: Chunk, bands: range, parts: int, config: DedupConfig) -> li
     low = chunk.signatures.astype(np.uint8)
     out: list[list[dict[str, np.ndarray]]] = [[] for _ in range(parts)]
     for band in bands:
-        keys = _band_keys(chunk.signatures, band, config.rows)
+        keys = band_keys(chunk.signatures, band, config.rows)
         part = _part_of(band, keys, parts)
         for p in range(parts):
             mine = np.flatnonzero(part == p)
@@ -106,18 +102,13 @@ def bucket_candidates(pieces: list[dict[str, np.ndarray]], n: int, config: Dedup
     del columns, ordered
     low, cjk, rank = rows["low"], rows["cjk"], rows["rank"]
     kept = [np.empty(0, dtype=np.int64)]
-    for a, b in _all_pairs(order, same):
+    for a, b in all_pairs(order, same):
         for lo in range(0, len(a), 1 << 16):
             x, y = a[lo : lo + (1 << 16)], b[lo : lo + (1 << 16)]
-            x, y = _reaching(low[x], low[y], cjk[x] & cjk[y], x, y, config)
+            keep = reach_floor(low[x], low[y], cjk[x] & cjk[y], config)
+            x, y = x[keep], y[keep]
             kept.append(np.maximum(rank[x], rank[y]) * n + np.minimum(rank[x], rank[y]))
     return np.unique(np.concatenate(kept))
-
-
-def _reaching(sig_x, sig_y, both_cjk, x, y, config: DedupConfig):
-    """The pairs (x[k], y[k]) with enough equal values in ``sig_x`` and ``sig_y`` for the floor."""
-    sure = np.count_nonzero(sig_x == sig_y, axis=1) >= estimate_floor(both_cjk, config)
-    return x[sure], y[sure]
 
 
 def verify_pairs(
@@ -126,8 +117,8 @@ def verify_pairs(
     """Of the pairs ``codes`` (later record in ``later``, earlier in ``earlier``), those whose whole
     signatures reach the estimate floor, with their verified similarities (unrounded)."""
     i, j = later.at(codes // n), earlier.at(codes % n)
-    sig_i, sig_j = later.signatures[i], earlier.signatures[j]
-    i, j = _reaching(sig_i, sig_j, later.cjk[i] & earlier.cjk[j], i, j, config)
+    sure = reach_floor(later.signatures[i], earlier.signatures[j], later.cjk[i] & earlier.cjk[j], config)
+    i, j = i[sure], j[sure]
     pairs = zip(i.tolist(), j.tolist(), strict=True)
     sims = np.array([verified_similarity(later.texts[a], earlier.texts[b], config) for a, b in pairs])
     return later.ranks[i] * n + earlier.ranks[j], sims
