@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import pandera.errors
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
@@ -25,6 +27,21 @@ Frames = Mapping[str, "pd.DataFrame | Iterable[pd.DataFrame | pa.Table]"]  # a t
 
 def _slices(table) -> Iterable:
     return [table] if isinstance(table, pd.DataFrame | pa.Table) else table
+
+
+class _Seen:
+    """The values of the slices before, as one Arrow array: a Python set of a million record ids and
+    provenance tuples costs about 300 bytes a row."""
+
+    def __init__(self) -> None:
+        self._values = pa.array([], pa.string())
+
+    def add(self, values: list) -> np.ndarray:
+        """Which of ``values`` an earlier slice holds; then they are held too."""
+        new = pa.array(values, pa.string())
+        found = pc.is_in(new, value_set=self._values).to_numpy(zero_copy_only=False)
+        self._values = pa.concat_arrays([self._values, new])
+        return found
 
 
 def schema_failures(frames: Frames) -> list[str]:
@@ -47,8 +64,7 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     known = pa.array(sorted(checked_before), pa.string()) if checked_before else None
     for name, model in TABLE_MODELS.items():
         offset, found = 0, 0
-        ids: set[str] = set()
-        refs: set[tuple[str, int]] = set()
+        ids, refs = _Seen(), _Seen()
         for piece in _slices(frames[name]):
             frame, keys, trusted = _split(piece, known if name == "records" else None)
             try:
@@ -67,25 +83,22 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
                 lines += more
                 repeated_ids += repeats
             offset += len(keys)
+            del piece, frame, keys  # not alive while the next slice is made
         if found > 50:
             lines.append(f"{name}: … {found - 50} more failures")
     return lines, repeated_ids
 
 
-def _across_rows(keys: pd.DataFrame, trusted, ids: set, refs: set, offset: int) -> tuple[list[str], int]:
+def _across_rows(keys: pd.DataFrame, trusted, ids: _Seen, refs: _Seen, offset: int) -> tuple[list[str], int]:
     """The checks that span rows, for one slice's key columns against the slices before (``ids`` and
     ``refs`` grow): record_id unique, one row per provenance; and, where pandera saw only some rows
     (``trusted`` is not None), repeats within the slice and dup_count of the rows it did not see."""
-    # a set lookup per row: Series.isin(ids) turns the whole growing set into Arrow scalars one by
-    # one for every slice, quadratic in the table's size
-    record_ids = keys["record_id"].tolist()
     # columns as lists first: iterating an Arrow-backed pandas column makes a scalar at a time
-    pairs = list(zip(keys["source_file"].tolist(), keys["source_line"].tolist(), strict=True))
-    earlier = pd.Series([r in ids for r in record_ids], index=keys.index)
+    files, lines = keys["source_file"].tolist(), keys["source_line"].tolist()
+    earlier = pd.Series(ids.add(keys["record_id"].tolist()), index=keys.index)
     repeated = int((keys["record_id"].duplicated() | earlier).sum())
-    seen = pd.Series([r in refs for r in pairs], index=keys.index)
-    ids.update(record_ids)
-    refs.update(pairs)
+    provenances = [f"{f}\0{line}" for f, line in zip(files, lines, strict=True)]  # NUL is in no path
+    seen = pd.Series(refs.add(provenances), index=keys.index)
     if trusted is None:  # within the slice, pandera saw the repeats
         return _across("record_id unique", earlier, offset) + _across(
             "provenance_unique", seen, offset
@@ -124,8 +137,6 @@ def _split(piece, known: pa.Array | None):
     if known is None or "source_file" not in piece.column_names:
         frame = to_frame(piece)
         return frame, frame, None
-    import pyarrow.compute as pc
-
     trusted = pc.is_in(piece["source_file"], value_set=known).to_numpy(zero_copy_only=False)
     keys = to_frame(piece.select(KEY_COLUMNS))
     frame = to_frame(piece.filter(pa.array(~trusted)))

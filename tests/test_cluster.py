@@ -146,3 +146,17 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
     assert "Task run 'process bench" not in both  # the batches are plain Dask tasks, not Prefect tasks
     assert parquet_checksums(tmp_path / "two" / "clean") == parquet_checksums(tmp_path / "one" / "clean")
+
+
+def test_a_chunk_travels_without_leaving_a_utf8_copy_on_the_flows_texts():
+    import pickle
+    import sys
+
+    from corpus_hygiene.dedup.shuffle import Chunk
+
+    texts = [ZH * 3, "Réseaux de neurones à grande échelle"]
+    sizes = [sys.getsizeof(t) for t in texts]
+    chunk = Chunk(np.arange(2), texts, np.zeros((2, 8), np.uint32), np.array([True, False]))
+    back = pickle.loads(pickle.dumps(chunk))
+    assert back.texts == texts and back.cjk.tolist() == [True, False] and back.ranks.tolist() == [0, 1]
+    assert [sys.getsizeof(t) for t in texts] == sizes

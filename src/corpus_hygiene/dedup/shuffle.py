@@ -38,9 +38,18 @@ class Chunk:
     signatures: np.ndarray  # len(texts) × num_perm uint32
     cjk: np.ndarray  # bool
 
+    def __reduce__(self):
+        # the texts travel encoded: pickling a str leaves CPython's UTF-8 copy of it on the str, which
+        # in the flow is the record's own and lives as long
+        return _decoded, (self.ranks, [t.encode() for t in self.texts], self.signatures, self.cjk)
+
     def at(self, ranks: np.ndarray) -> np.ndarray:
         """The positions of ``ranks``, which the chunk holds."""
         return np.searchsorted(self.ranks, ranks)
+
+
+def _decoded(ranks: np.ndarray, texts: list[bytes], signatures: np.ndarray, cjk: np.ndarray) -> Chunk:
+    return Chunk(ranks, [t.decode() for t in texts], signatures, cjk)
 
 
 def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> Chunk:

@@ -82,8 +82,17 @@ class RecordRows(Sequence):
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
         """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time."""
-        arrays = [pa.array(self.column(f.name, lo, hi), f.type) for f in schema]
+        arrays = [_array(self.column(f.name, lo, hi), f.type) for f in schema]
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _array(values: list, type_: pa.DataType) -> pa.Array:
+    """``pa.array``, with strings encoded here: pyarrow converts a str through CPython's UTF-8 cache,
+    which then stays on every non-ASCII str as long as the record lives (a second copy of its text)."""
+    if type_ != pa.string():
+        return pa.array(values, type_)
+    encoded = [None if v is None else v.encode() for v in values]
+    return pa.array(encoded, pa.binary()).cast(pa.string())
 
 
 def column(rows: Sequence[dict], name: str) -> list:
@@ -92,7 +101,9 @@ def column(rows: Sequence[dict], name: str) -> list:
 
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-    """Rows ``lo``..``hi`` of a table as Arrow (``RecordRows`` column by column, dicts by pyarrow)."""
+    """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
     if isinstance(rows, RecordRows):
         return rows.arrow(lo, hi, schema)
-    return pa.Table.from_pylist(rows[lo:hi], schema=schema)
+    part = rows[lo:hi]
+    arrays = [_array([row.get(f.name) for row in part], f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)

@@ -148,6 +148,7 @@ def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterato
                 pending.result()  # row groups in order
             pending = pool.submit(writer.write_table, table)
             yield table
+            del table  # the writer holds it until written, not the making of the next one
         pending.result()
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
