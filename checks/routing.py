@@ -10,6 +10,7 @@ import pandera.errors
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
 from corpus_hygiene.checks.schemas import record_checks_schema
+from corpus_hygiene.pipeline.rows import string_array
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 CANDIDATE_COLUMNS = (
@@ -33,7 +34,8 @@ class Failure:
 
 
 def candidate_frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame({c: [r[c] for r in rows] for c in CANDIDATE_COLUMNS})
+    texts = string_array([r["text"] for r in rows]).to_pandas()  # no UTF-8 copy left on the records
+    frame = pd.DataFrame({c: texts if c == "text" else [r[c] for r in rows] for c in CANDIDATE_COLUMNS})
     frame["year"] = frame["year"].astype("Int32")
     frame["n_chars"] = frame["n_chars"].astype("int64")
     frame["stopword_share"] = frame["stopword_share"].astype("Float64")  # null: no list for the language

@@ -161,3 +161,21 @@ def test_language_is_read_after_the_encoding_repair_and_in_ordinary_case(tmp_pat
     data = f"ICLR 2026 Papers\n\n{mojibake}\n\n{shout}\n".encode()
     records = _process(tmp_path, data, policy).records
     assert [(r.lang, r.fixes) for r in records] == [("zh", ("mojibake",)), ("en", ())]
+
+
+def test_the_per_file_stage_leaves_no_utf8_copy_on_the_texts_it_keeps(tmp_path, policy):
+    """The record checks' frame holds the texts as Arrow-backed pandas strings: converted as they are,
+    every non-ASCII text would keep a UTF-8 copy of itself for the rest of a one-process run."""
+    import sys
+
+    from corpus_hygiene.pipeline.process import process_files
+
+    french = (
+        "Nous présentons un vérificateur qui évalue chaque passage récupéré avant la génération, "
+        "entraîné uniquement sur des exemples négatifs synthétiques."
+    )
+    (tmp_path / "f.txt").write_text(f"Articles TALN 2026\n\n{french}\n\n{ABSTRACT}\n", "utf-8")
+    (result,) = process_files(discover(tmp_path, policy.max_file_bytes).files, policy, None)
+    assert [r.text for r in result.records] == [french, ABSTRACT]
+    for rec in result.records:
+        assert sys.getsizeof(rec.text) == sys.getsizeof((rec.text + " ")[:-1]), rec.text[:40]

@@ -86,13 +86,16 @@ class RecordRows(Sequence):
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _array(values: list, type_: pa.DataType) -> pa.Array:
-    """``pa.array``, with strings encoded here: pyarrow converts a str through CPython's UTF-8 cache,
-    which then stays on every non-ASCII str as long as the record lives (a second copy of its text)."""
-    if type_ != pa.string():
-        return pa.array(values, type_)
+def string_array(values: Sequence[str | None]) -> pa.Array:
+    """Strings as Arrow, encoded here: pyarrow (and pandas' Arrow-backed ``str`` columns) convert a str
+    through CPython's UTF-8 cache, which then stays on every non-ASCII str for as long as its record
+    lives (a second copy of its text)."""
     encoded = [None if v is None else v.encode() for v in values]
     return pa.array(encoded, pa.binary()).cast(pa.string())
+
+
+def _array(values: list, type_: pa.DataType) -> pa.Array:
+    return string_array(values) if type_ == pa.string() else pa.array(values, type_)
 
 
 def column(rows: Sequence[dict], name: str) -> list:
