@@ -30,8 +30,8 @@ def _slices(table) -> Iterable:
 
 
 class _Seen:
-    """The values of the slices before, as one Arrow array: a Python set of a million record ids and
-    provenance tuples costs about 300 bytes a row."""
+    """The values of the slices before, as one Arrow array of their bytes: a Python set would hold an
+    object per id and a tuple per provenance for every row of the table."""
 
     def __init__(self) -> None:
         self._values = pa.array([], pa.string())
@@ -94,10 +94,10 @@ def _across_rows(keys: pd.DataFrame, trusted, ids: _Seen, refs: _Seen, offset: i
     ``refs`` grow): record_id unique, one row per provenance; and, where pandera saw only some rows
     (``trusted`` is not None), repeats within the slice and dup_count of the rows it did not see."""
     # columns as lists first: iterating an Arrow-backed pandas column makes a scalar at a time
-    files, lines = keys["source_file"].tolist(), keys["source_line"].tolist()
+    files, source_lines = keys["source_file"].tolist(), keys["source_line"].tolist()
     earlier = pd.Series(ids.add(keys["record_id"].tolist()), index=keys.index)
     repeated = int((keys["record_id"].duplicated() | earlier).sum())
-    provenances = [f"{f}\0{line}" for f, line in zip(files, lines, strict=True)]  # NUL is in no path
+    provenances = [f"{f}\0{line}" for f, line in zip(files, source_lines, strict=True)]  # NUL is in no path
     seen = pd.Series(refs.add(provenances), index=keys.index)
     if trusted is None:  # within the slice, pandera saw the repeats
         return _across("record_id unique", earlier, offset) + _across(
