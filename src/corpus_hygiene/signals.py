@@ -72,13 +72,15 @@ def words(text: str) -> list[str]:
 def stop_words(lang: str) -> frozenset[str] | None:
     # wordfreq and phonenumbers are imported on first use: the CLI's unchanged short-cut and the
     # readers import this module for SIGNAL_COLUMNS only
-    from wordfreq import available_languages, top_n_list
+    from wordfreq import available_languages
+
+    from corpus_hygiene.wordlists import top_words
 
     if lang not in available_languages(wordlist="small") or lang == "ko":
         return None  # wordfreq splits Korean words into morphemes (particles apart): no list of words
     if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
-        return frozenset(w for w in top_n_list(lang, 4 * STOP_WORDS_PER_LANGUAGE) if len(w) == 1)
-    return frozenset(top_n_list(lang, STOP_WORDS_PER_LANGUAGE))
+        return frozenset(w for w in top_words(lang, 4 * STOP_WORDS_PER_LANGUAGE) if len(w) == 1)
+    return frozenset(top_words(lang, STOP_WORDS_PER_LANGUAGE))
 
 
 def repeated_ngram_share(tokens: list[str], max_n: int = REPEAT_MAX_N) -> float:

@@ -10,9 +10,8 @@ suspended compound and stays: "first- and second-order".
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from wordfreq import zipf_frequency
+from corpus_hygiene.wordlists import zipf
 
 SOFT_HYPHEN = "\u00ad"
 MIN_ZIPF = 1.0  # a word seen at least about once per 100 million words counts as real
@@ -73,9 +72,8 @@ _LETTER_SPACED = re.compile(r"(?<!\S)((?:[^\W\d_] ){2,}[^\W\d_]{1,2})(?=[\s.,;:!
 _LOGOS = {"latex": "LaTeX", "tex": "TeX", "bibtex": "BibTeX"}
 
 
-@lru_cache(maxsize=65536)
 def _is_word(word: str, lang: str) -> bool:
-    return zipf_frequency(word, lang) >= MIN_ZIPF
+    return zipf(word, lang) >= MIN_ZIPF
 
 
 def _lang(lang: str | None) -> str:
@@ -121,7 +119,7 @@ def join_letter_spacing(text: str, lang: str | None = "en") -> str:
         joined = m.group(1).replace(" ", "")
         if joined.lower() in _LOGOS:
             return _LOGOS[joined.lower()]
-        if len(joined) >= 4 and zipf_frequency(joined.lower(), lang) >= 3.0:
+        if len(joined) >= 4 and zipf(joined.lower(), lang) >= 3.0:
             return joined
         return m.group(0)
 

@@ -1,0 +1,46 @@
+"""wordfreq's word lists, looked up without keeping them whole.
+
+wordfreq caches every list it reads for the life of the process (``get_frequency_list``), and
+``zipf_frequency`` builds a dict of it beside (``get_frequency_dict``): the "best" lists of the
+corpus's languages are most of a worker's memory, for the few hundred words a worker looks up.
+Here a list is read with wordfreq's own reader, uncached, and kept only as what is needed of it:
+its top words, or a trie of word → frequency bucket (marisa-trie).
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from itertools import chain, islice
+
+import marisa_trie
+from wordfreq import cB_to_zipf, get_frequency_list, lossy_tokenize, smash_numbers, zipf_frequency
+from wordfreq.numbers import has_digit_sequence
+
+
+def _read(lang: str, wordlist: str) -> list[list[str]]:
+    """The list's buckets, most frequent first (wordfreq maps a code it lacks to its nearest list)."""
+    return get_frequency_list.__wrapped__(lang, wordlist)
+
+
+def top_words(lang: str, n: int, wordlist: str = "best") -> list[str]:
+    """``wordfreq.top_n_list(lang, n, wordlist)``, the list not kept."""
+    words = chain.from_iterable(_read(lang, wordlist))
+    return list(islice((w for w in words if not has_digit_sequence(w)), n))
+
+
+@cache
+def _buckets(lang: str, wordlist: str) -> marisa_trie.RecordTrie:
+    """word → bucket (the word's frequency in centibels below 0)."""
+    pairs = ((word, (i,)) for i, words in enumerate(_read(lang, wordlist)) for word in words)
+    return marisa_trie.RecordTrie("<H", pairs)
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str, lang: str, wordlist: str = "best") -> float:
+    """``wordfreq.zipf_frequency(word, lang, wordlist)``. A word wordfreq splits into several tokens, or
+    whose digits it folds, is left to wordfreq: it combines their frequencies."""
+    tokens = lossy_tokenize(word, lang)
+    if len(tokens) != 1 or smash_numbers(tokens[0]) != tokens[0]:
+        return zipf_frequency(word, lang, wordlist)
+    found = _buckets(lang, wordlist).get(tokens[0])
+    return cB_to_zipf(-max(found)[0]) if found else 0.0  # a word in two buckets: wordfreq keeps the last

@@ -1,0 +1,51 @@
+"""wordlists: wordfreq's answers, without wordfreq's whole lists kept in memory."""
+
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from wordfreq import get_frequency_list, top_n_list, zipf_frequency
+
+from corpus_hygiene.wordlists import top_words, zipf
+
+LISTS = [("en", "best"), ("de", "best"), ("hr", "best"), ("nb", "best"), ("fr", "small"), ("vi", "small")]
+
+
+@pytest.mark.parametrize(("lang", "wordlist"), LISTS)  # hr: wordfreq's nearest list ("sh"); nb: 798 buckets
+def test_zipf_is_wordfreqs_own_on_words_of_every_bucket(lang, wordlist):
+    rng = random.Random(0)
+    buckets = get_frequency_list(lang, wordlist)
+    words = [w for bucket in buckets if bucket for w in rng.sample(bucket, min(2, len(bucket)))]
+    words += [w.capitalize() for w in words[::7]] + [w + "zq" for w in words[::5]] + ["a-b", "x2024", ""]
+    assert [zipf(w, lang, wordlist) for w in words] == [zipf_frequency(w, lang, wordlist) for w in words]
+    assert zipf(buckets[-1][0], lang, wordlist) > 0 and zipf("qzxwv" * 3, lang, wordlist) == 0.0
+
+
+@given(st.text(alphabet=st.characters(categories=["L", "Nd", "Pd", "Zs"]), max_size=14))
+def test_zipf_is_wordfreqs_own_on_any_string(word):
+    assert zipf(word, "en") == zipf_frequency(word, "en")
+
+
+@pytest.mark.parametrize(("lang", "n"), [("en", 100), ("zh", 400), ("de", 1)])
+def test_top_words_are_wordfreqs_top_n_list(lang, n):
+    assert top_words(lang, n) == top_n_list(lang, n)
+
+
+def test_a_run_keeps_none_of_wordfreqs_lists():
+    probe = (
+        "from corpus_hygiene.clean.pdf import join_split_words, join_letter_spacing;"
+        "from corpus_hygiene.signals import signals_of;"
+        "from corpus_hygiene.language import detect_language;"
+        "assert join_split_words('we intro- duce state- space models', 'de') == "
+        "'we introduce state-space models', 'no join';"
+        "assert join_letter_spacing('the A B S T R A C T', 'en') == 'the ABSTRACT', 'no join';"
+        "assert signals_of('Wir zeigen, dass das Modell die Aufgabe lernt.', 'de').stopword_share == 0.5;"
+        "assert detect_language('Liste des articles').code == 'fr';"
+        "from wordfreq import get_frequency_dict, get_frequency_list;"
+        "print(get_frequency_dict.cache_info().currsize, get_frequency_list.cache_info().currsize)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0"]
