@@ -199,4 +199,3 @@ def test_the_residue_check_accepts_every_output_without_a_math_span_or_a_command
     out = clean_text(text).text
     flagged = bool(has_latex_residue(pd.Series([out], dtype="str"))[0])
     assert flagged == bool(find_math_spans(out) or re.search(r"\\[A-Za-z]+|\\[%&${}]", out))
-

@@ -1,10 +1,10 @@
 """wordfreq's word lists, looked up without keeping them whole.
 
 wordfreq caches every list it reads for the life of the process (``get_frequency_list``), and
-``zipf_frequency`` builds a dict of it beside (``get_frequency_dict``): the "best" lists of the
-corpus's languages are most of a worker's memory, for the few hundred words a worker looks up.
-Here a list is read with wordfreq's own reader, uncached, and kept only as what is needed of it:
-its top words, or a trie of word → frequency bucket (marisa-trie).
+``zipf_frequency`` builds a dict of it beside (``get_frequency_dict``): a worker kept the "best" list
+of every language it met, for the few hundred words it looks up. Here a list is read with wordfreq's
+own reader, uncached, and kept only as what is needed of it: its top words, or a trie of word →
+frequency bucket (marisa-trie).
 """
 
 from __future__ import annotations
