@@ -49,10 +49,9 @@ SHORT_TEXT_LETTERS = 40  # Latin text shorter than this is scored with word list
 PREFIX_CHARS = 300  # langdetect reads at most this many characters (cost is mostly per call)
 SCRIPT_CHARS = 1000  # the script decision reads this many: plenty to tell scripts apart
 LANGDETECT_SEED = 0
-# langdetect averages 7 random trials by default. On 750 real abstracts in en/fr/es/pt/de
-# (benchmarks/corpora.py pools), 1, 2 and 7 trials on a 300-character prefix were all 100% right, at
-# 1,156/s, 835/s and 287/s; 150 characters cost 0.2-0.35 points of accuracy for +20-30% speed. The
-# seed makes the single trial deterministic; benchmarks/bench_dedup.py re-measures accuracy.
+# langdetect averages 7 random trials by default; on the real abstracts of benchmarks/corpora.py one
+# trial on a 300-character prefix is as accurate, at a fraction of the cost, and shorter prefixes lose
+# accuracy (benchmarks/bench_dedup.py re-measures it). The seed makes the single trial deterministic.
 LANGDETECT_TRIALS = 1
 
 
@@ -124,10 +123,7 @@ def _wordfreq(text: str) -> Language:
         return Language(UNDETERMINED, 0.0, "none")
     # The "small" lists (common words) are enough for labels, and load in a fraction of the time of
     # the default "best" lists.
-    scores = {
-        lang: sum(zipf(w, lang, "small") for w in words) / len(words)
-        for lang in _SHORT_TEXT_LANGS
-    }
+    scores = {lang: sum(zipf(w, lang, "small") for w in words) / len(words) for lang in _SHORT_TEXT_LANGS}
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     (best, top), (_, second) = ranked[0], ranked[1]
     if top < 2.0:  # not common words in any language we know

@@ -79,7 +79,7 @@ def deduplicate(
     ``search``, where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
-    first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies (~10%)
+    first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies
     copies: dict[str, list[Record]] = {}
     for rec in records:
         if (earlier := first.setdefault(rec.record_id, rec)) is not rec:

@@ -73,7 +73,7 @@ def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
         _verify_shingles(b, config.verify_word_ngram, config.verify_char_ngram),
     )
     if ja >= config.threshold or ja < config.alignment_floor or not config.alignment:
-        # verified already, or too far apart for an alignment (~1-15 ms a pair) to rescue the pair
+        # verified already, or too far apart for an alignment (costly, per pair) to rescue the pair
         return ja
     matcher = difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False)
     if matcher.real_quick_ratio() <= ja or matcher.quick_ratio() <= ja:
@@ -107,7 +107,7 @@ def lsh_shingles(text: str, config: DedupConfig) -> frozenset[str]:
 
 @lru_cache(maxsize=4)
 def _signer(config: DedupConfig):
-    # Imported on first use: datasketch takes ~1.1 s to import (its async LSH), and a run whose records
+    # Imported on first use: datasketch is slow to import (its async LSH), and a run whose records
     # all carry their signatures (made per file, or cached) never signs anything here.
     from corpus_hygiene.dedup.minhash import Signer
 
@@ -127,7 +127,7 @@ def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[
         known[i] if i < len(known) and len(known[i]) == size else signature_of(text, config)
         for i, text in enumerate(texts)
     ]
-    # read-only, over the joined bytes: no second copy on a little-endian machine (512 MB at 1M records)
+    # read-only, over the joined bytes: no second copy on a little-endian machine
     matrix = np.frombuffer(b"".join(blobs), dtype="<u4").reshape(len(texts), config.num_perm)
     return matrix.astype(np.uint32, copy=False)
 
@@ -248,7 +248,7 @@ def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
     if not len(wanted):
         return np.empty(0, dtype=np.intp)
     # a table of the fresh hashes' top 20 bits (1 MB) first: the binary search then only sees the
-    # records that pass it (a share of at most F / 2**20 of the others), not all N (~90 ms a band at 1M)
+    # records that pass it (a share of at most F / 2**20 of the others), not all N
     table = np.zeros(1 << 20, dtype=bool)
     table[wanted >> np.uint64(44)] = True
     maybe = np.flatnonzero(table[hashed >> np.uint64(44)])

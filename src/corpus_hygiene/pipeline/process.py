@@ -101,8 +101,8 @@ def process_files(
     sources: list[SourceFile], policy: Policy, cache: FileCache | None = None
 ) -> list[FileResult]:
     """Several files, in order: each taken from the cache or read and processed, then the record checks
-    of checks/ run once over the records of all the files that were processed (pandera's fixed cost,
-    ~18 ms a validation, is paid per call, not per file), and those results are cached, checked.
+    of checks/ run once over the records of all the files that were processed (pandera's fixed cost of
+    a validation is paid per call, not per file), and those results are cached, checked.
     """
     done = [_read(src, policy, cache) for src in sources]
     check_results([result for result, _ in done], policy)  # cache hits were checked when stored

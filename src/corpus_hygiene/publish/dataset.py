@@ -129,7 +129,7 @@ ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a t
 
 def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
     """Deterministic Parquet: fixed schema, no pandas metadata, rows in the order given, converted and
-    written a row group at a time (at 1M records a whole-table Arrow copy would be ~2 GB more). Each row
+    written a row group at a time (a whole-table Arrow copy would hold every row twice). Each row
     group's Arrow table is also yielded, for a caller that reads the rows too (the gates): the rows are
     converted once for both. Each row group is written in a thread while the caller works on the slice
     (pyarrow encodes and compresses without the GIL). The file is complete, and fsynced, once the
