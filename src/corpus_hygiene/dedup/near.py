@@ -29,11 +29,11 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-from wordfreq import top_n_list
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
+from corpus_hygiene.wordlists import top_words
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _ALNUM = re.compile(r"[^\W_]")
@@ -88,9 +88,7 @@ def common_words(n: int) -> frozenset[str]:
     the pair; without them the candidate pairs of unrelated abstracts fall ~N× (benchmarks/bench_dedup)."""
     words: set[str] = set()
     for lang in LSH_LANGUAGES:
-        words.update(
-            unicodedata.normalize("NFKC", w).casefold() for w in top_n_list(lang, n, wordlist="small")
-        )
+        words.update(unicodedata.normalize("NFKC", w).casefold() for w in top_words(lang, n, "small"))
     return frozenset(words)
 
 
