@@ -89,21 +89,12 @@ def _han_language(text: str, han: int) -> Language:
     return Language("zh", 1.0 if forms < 0 else 0.9, "script")
 
 
-@lru_cache(maxsize=1)
-def _langdetect_factory():
-    from langdetect import DetectorFactory
-    from langdetect.detector_factory import PROFILES_DIRECTORY
-
-    factory = DetectorFactory()
-    factory.load_profile(PROFILES_DIRECTORY)
-    factory.set_seed(LANGDETECT_SEED)
-    return factory
-
-
 def _langdetect(text: str) -> list[tuple[str, float]]:
     from langdetect.lang_detect_exception import LangDetectException
 
-    detector = _langdetect_factory().create()
+    from corpus_hygiene import langdetect_arrays
+
+    detector = langdetect_arrays.detector(LANGDETECT_SEED)
     detector.n_trial = LANGDETECT_TRIALS
     prefix = text[:PREFIX_CHARS]
     # langdetect's profiles are of ordinary case: text in capitals reads as German to it
