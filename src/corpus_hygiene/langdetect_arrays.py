@@ -59,11 +59,13 @@ def _word_rows(word: str) -> tuple[int, ...]:
 
 
 class ArrayDetector(Detector):
-    """A ``Detector`` whose profile maps an n-gram to its row of ``table`` (see ``_factory``)."""
+    """A fresh, seeded detector (langdetect's are single-use) over the profiles of ``_factory``: its map
+    gives an n-gram's row of ``table``."""
 
-    def __init__(self, factory: DetectorFactory, table: np.ndarray):
-        super().__init__(factory)
-        self.table = table
+    def __init__(self, seed: int):
+        loaded, self.table = _factory()
+        super().__init__(loaded)
+        self.seed = seed  # as ``DetectorFactory.set_seed`` would
 
     def _extract_ngrams(self) -> list[int]:
         """The rows of ``Detector._extract_ngrams``'s n-grams, in its order.
@@ -125,10 +127,3 @@ def _factory() -> tuple[DetectorFactory, np.ndarray]:
         table[at, column] = prob
     loaded.word_lang_prob_map = rows
     return loaded, table
-
-
-def detector(seed: int) -> ArrayDetector:
-    """A fresh detector (langdetect's are single-use), seeded as ``DetectorFactory.set_seed`` does."""
-    made = ArrayDetector(*_factory())
-    made.seed = seed
-    return made

@@ -94,7 +94,7 @@ def _langdetect(text: str) -> list[tuple[str, float]]:
 
     from corpus_hygiene import langdetect_arrays
 
-    detector = langdetect_arrays.detector(LANGDETECT_SEED)
+    detector = langdetect_arrays.ArrayDetector(LANGDETECT_SEED)
     detector.n_trial = LANGDETECT_TRIALS
     prefix = text[:PREFIX_CHARS]
     # langdetect's profiles are of ordinary case: text in capitals reads as German to it
