@@ -43,12 +43,15 @@ from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, assemble
 from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
+from corpus_hygiene.pipeline.staging import RecordStore
 from corpus_hygiene.publish.card import beside_the_tables
 from corpus_hygiene.publish.changes import changes_since_previous
 from corpus_hygiene.publish.dataset import (
     PublishError,
     StagedVersion,
     commit_or_publish,
+    records_dir,
+    remove_staged_records,
     run_outputs,
     sha256_file,
     stage_version,
@@ -109,19 +112,35 @@ def open_cache(dataset_dir: str, logger) -> FileCache | None:
         return None
 
 
-def process_all(files, cached: dict, todo: list, policy, cache: FileCache | None, client, timed) -> list:
-    """Every file's result, in ``files`` order: cache hits as read, the rest (``todo``) processed in
-    batches, on Dask when there is a ``client``."""
+def process_all(
+    files, cached: dict, todo: list, policy, cache: FileCache | None, client, timed, store: RecordStore
+) -> list:
+    """Every file's result, in ``files`` order, its records staged in ``store`` as its batch arrives:
+    cache hits as read (``cached``), the rest (``todo``) processed in batches, on Dask when there is a
+    ``client``."""
     if client is not None:
-        fresh = timed("process_files", process_on_dask, client, todo, policy, cache)
+        fresh = timed("process_files", process_on_dask, client, todo, policy, cache, store.add)
     else:
         fresh, progress = [], Progress(get_run_logger(), len(todo))
         for group in batches(todo):
             batch = timed("process_files", process_batch, quote(group), policy, cache, label(group))
+            batch = store.add(batch)
             fresh += batch
             progress.add(batch)
     done = cached | {r.source.source_file: r for r in fresh}
     return [done[f.rel_path] for f in files]
+
+
+def stage_hits(hits, store, files: int = 64) -> dict:
+    """The cache hits by path, their records staged ``files`` files at a time."""
+    staged, group = {}, []
+    for result in [*hits, None]:
+        if result is not None:
+            group.append(result)
+        if group and (result is None or len(group) == files):
+            staged |= {r.source.source_file: r for r in store.add(group)}
+            group = []
+    return staged
 
 
 # A deployment's folders when its parameters leave them out (prefect.yaml does): the Prefect variable
@@ -167,10 +186,14 @@ def hygiene_flow(
     ours = [p for p in beside if not os.path.lexists(p)]  # what this run creates beside the dataset
     try:
         with dataset_lock(dataset_dir, f"run {run_id} (pid {os.getpid()})", wait_seconds):
-            state = _hygiene(
-                run_id, input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache, workers,
-                dask_address,
-            )  # fmt: skip
+            remove_staged_records(dataset_dir)
+            try:
+                state = _hygiene(
+                    run_id, input_dir, dataset_dir, reports_dir, policy_path, max_file_mb, use_cache, workers,
+                    dask_address,
+                )  # fmt: skip
+            finally:
+                remove_staged_records(dataset_dir)
     except DatasetBusy as exc:
         return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
     if state.is_failed():  # a failed run leaves nothing of its own beside the dataset
@@ -220,13 +243,15 @@ def _hygiene(
             message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"
             return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
         cache = open_cache(dataset_dir, logger) if use_cache else None
-        cached = timed("cache_lookup", cache.hits, discovery.files, hashes, policy.sha256) if cache else {}
+        store = RecordStore(records_dir(dataset_dir, run_id))
+        hits = cache.hits(discovery.files, hashes, policy.sha256) if cache else ()
+        cached = timed("cache_lookup", stage_hits, hits, store)
         todo = [f for f in discovery.files if f.rel_path not in cached]
         with ExitStack() as cluster:
             client = None
             if use_dask(todo, workers, dask_address):
                 client = cluster.enter_context(dask_client(workers, dask_address))
-            results = process_all(discovery.files, cached, todo, policy, cache, client, timed)
+            results = process_all(discovery.files, cached, todo, policy, cache, client, timed, store)
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
             memo = load_memo(memo_file) if memo_file else None
             log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
@@ -247,10 +272,12 @@ def _hygiene(
                 policy,
                 quote(memo),
                 quote(search),
+                quote(store),
             )
-            del results  # the records now live in asm's rows
     except (InputRootError, AccountingError, PolicyError, ClusterLost) as exc:
         return failed(str(exc))
+    except OSError as exc:  # the records' staging folder cannot be made or written
+        return failed(f"cannot stage the records beside {dataset_dir}: {exc.strerror or exc}")
 
     staged = stage_version(dataset_dir, run_id)
     checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()

@@ -107,9 +107,10 @@ def _threads(client) -> int:
     return sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
 
 
-def process_on_dask(client, files: list, policy, cache: FileCache | None) -> list:
-    """The results of ``files``, in order; progress logged as batches finish. Batches are plain Dask tasks:
-    the workers run no Prefect code and need no Prefect API."""
+def process_on_dask(client, files: list, policy, cache: FileCache | None, stage=lambda batch: batch) -> list:
+    """The results of ``files``, in order, each batch passed through ``stage`` as it arrives (the flow
+    stages its records); progress logged as batches finish. Batches are plain Dask tasks: the workers run
+    no Prefect code and need no Prefect API."""
     from distributed import as_completed
 
     groups = batches(files, _threads(client), min_bytes=MIN_DASK_BATCH_BYTES)
@@ -118,7 +119,7 @@ def process_on_dask(client, files: list, policy, cache: FileCache | None) -> lis
     results: list[list] = [[] for _ in futures]
     progress = Progress(get_run_logger(), len(files))
     for future in as_completed(futures, loop=client.loop):
-        results[index[future.key]] = batch = future.result()
+        results[index[future.key]] = batch = stage(future.result())
         future.release()  # the worker's copy: workers would otherwise hold every result to the end
         progress.add(batch)
     return [r for batch in results for r in batch]

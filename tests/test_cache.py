@@ -65,12 +65,13 @@ def test_hits_are_the_entries_of_unchanged_files_marked_as_cached(tmp_path, poli
     hashes = hash_inputs(found)
     cache = FileCache(tmp_path / "cache")
     written = {f.rel_path: process_file(f, policy, cache) for f in found.files[:3]}
-    hits = cache.hits(found.files, hashes, policy.sha256)
+    hits = {r.source.source_file: r for r in cache.hits(found.files, hashes, policy.sha256)}
     assert sorted(hits) == sorted(written)
     for path, result in hits.items():
         assert result.source.cached and result.records == written[path].records
     changed = dict(hashes, **{found.files[0].rel_path: "0" * 64})
-    assert found.files[0].rel_path not in cache.hits(found.files, changed, policy.sha256)
+    hits = [r.source.source_file for r in cache.hits(found.files, changed, policy.sha256)]
+    assert hits == [f.rel_path for f in found.files[1:3]]
 
 
 _text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)

@@ -93,6 +93,14 @@ class Record:
     def ref(self) -> str:
         return f"{self.source_file}:{self.source_line}"
 
+    @property
+    def n_fixes(self) -> int:
+        return len(self.fixes)
+
+    @property
+    def n_chars(self) -> int:
+        return len(self.text)
+
 
 # A Record pickles as its constructor's arguments: every record a Dask worker makes travels to the flow
 # by pickle, and the dataclass default for a slots class builds a list per record through ``fields()``

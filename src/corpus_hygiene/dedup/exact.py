@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,15 +55,19 @@ def canonical_rank(record: Record) -> tuple:
     The 2% step keeps an edited copy from winning over its original by a few inserted characters,
     which would leave the original's other copies to be compared with the edited one.
     """
-    return (len(record.fixes), -length_step(len(record.text)), record.source_file, record.source_line)
+    return (record.n_fixes, -length_step(record.n_chars), record.source_file, record.source_line)
 
 
 def why_kept(kept: Record, dropped: Record) -> str:
-    if len(kept.fixes) != len(dropped.fixes):
-        return f"fewer repairs ({len(kept.fixes)} vs {len(dropped.fixes)})"
-    if length_step(len(kept.text)) != length_step(len(dropped.text)):
-        return f"more complete ({len(kept.text)} vs {len(dropped.text)} characters)"
+    if kept.n_fixes != dropped.n_fixes:
+        return f"fewer repairs ({kept.n_fixes} vs {dropped.n_fixes})"
+    if length_step(kept.n_chars) != length_step(dropped.n_chars):
+        return f"more complete ({kept.n_chars} vs {dropped.n_chars} characters)"
     return f"earlier in the corpus ({kept.ref} before {dropped.ref})"
+
+
+def _attributes(name: str, records: list) -> list:
+    return [getattr(r, name) for r in records]
 
 
 def deduplicate(
@@ -72,11 +76,16 @@ def deduplicate(
     memo: PairMemo | None = None,
     pairs: list[VerifiedPair] | None = None,
     search: PairSearch | None = None,
+    fetch: Callable[[str, list], Sequence] = _attributes,
 ) -> tuple[list[Record], list[DuplicateOf]]:
     """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
     ``memo``, similarities verified by an earlier run are looked up, not computed again). ``pairs``,
     where given, receives every near-duplicate pair verified, merged or not (the duplicate audit's);
-    ``search``, where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``)."""
+    ``search``, where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``).
+
+    ``records`` are Records or any objects with the fields ``canonical_rank`` and ``why_kept`` read
+    (``staging.RecordKey``); ``fetch(name, records)`` gives their ``text``, ``signature`` and
+    ``text_key`` (``RecordStore.column`` reads them from the store)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
     first: dict[str, Record] = {}  # each id's first record; a list only for ids with copies
@@ -96,12 +105,12 @@ def deduplicate(
     merged_into: dict[int, tuple[int, float]] = {
         m.index: (m.canonical, m.similarity)
         for m in find_near_duplicates(
-            [r.text for r in canon],
+            fetch("text", canon),
             config,
-            [r.signature for r in canon],
+            fetch("signature", canon),
             [r.lang in CJK_LANGS for r in canon],
             memo,
-            [r.text_key for r in canon],
+            fetch("text_key", canon),
             verified,
             search,
         )

@@ -119,15 +119,17 @@ def signature_of(text: str, config: DedupConfig) -> bytes:
 
 def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()) -> np.ndarray:
     """The signatures of ``texts``, one uint32 row per text; ``known[i]``, when it is a signature of
-    this config's size, is used as row i (signatures made per file), otherwise it is computed."""
-    size = 4 * config.num_perm
-    blobs = [
-        known[i] if i < len(known) and len(known[i]) == size else signature_of(text, config)
-        for i, text in enumerate(texts)
-    ]
-    # read-only, over the joined bytes: no second copy on a little-endian machine
-    matrix = np.frombuffer(b"".join(blobs), dtype="<u4").reshape(len(texts), config.num_perm)
-    return matrix.astype(np.uint32, copy=False)
+    this config's size, is used as row i (signatures made per file), otherwise it is computed. Both are
+    read a slice at a time (they may be read from disk: ``pipeline/staging.py``)."""
+    size, n, step = 4 * config.num_perm, len(texts), 1 << 16
+    matrix = np.empty((n, config.num_perm), dtype=np.uint32)
+    for lo in range(0, n, step):
+        blobs = list(known[lo : lo + step])
+        blobs += [b""] * (min(step, n - lo) - len(blobs))
+        blobs = [b if len(b) == size else signature_of(texts[lo + k], config) for k, b in enumerate(blobs)]
+        rows = np.frombuffer(b"".join(blobs), dtype="<u4").reshape(-1, config.num_perm)
+        matrix[lo : lo + len(rows)] = rows
+    return matrix
 
 
 def band_keys(signatures: np.ndarray, band: int, rows: int) -> np.ndarray:
@@ -295,8 +297,18 @@ def _pair_key(keys: list[bytes], i: int, j: int) -> tuple[bytes, bytes]:
     return (keys[i], keys[j]) if keys[i] <= keys[j] else (keys[j], keys[i])
 
 
+def _texts_of_pairs(texts: Sequence[str], codes: np.ndarray, n: int) -> dict[int, str]:
+    """The texts the candidate pairs ``codes`` need, by index, read at once: ``texts`` may be read from
+    disk (``staging.StagedColumn.take``), where a text at a time would open a file each."""
+    if not len(codes):
+        return {}
+    wanted = np.unique(np.concatenate([codes // n, codes % n]))
+    values = texts.take(wanted) if hasattr(texts, "take") else [texts[i] for i in wanted.tolist()]
+    return dict(zip(wanted.tolist(), values, strict=True))
+
+
 def _similarity(
-    texts: Sequence[str],
+    texts: Sequence[str] | dict[int, str],
     i: int,
     j: int,
     config: DedupConfig,
@@ -372,10 +384,8 @@ def find_near_duplicates(
     mask = cjk_mask(texts) if cjk is None else np.asarray(cjk, dtype=bool)
     keys = []
     if memo is not None:
-        keys = [
-            text_keys[i] if i < len(text_keys) and len(text_keys[i]) == TEXT_KEY_BYTES else text_key(t)
-            for i, t in enumerate(texts)
-        ]
+        keys = list(text_keys) + [b""] * (len(texts) - len(text_keys))
+        keys = [k if len(k) == TEXT_KEY_BYTES else text_key(texts[i]) for i, k in enumerate(keys)]
     if search is not None:
         codes, sims = search(texts, signatures, mask, config)
         if memo is not None:
@@ -393,9 +403,10 @@ def find_near_duplicates(
         else:
             codes = _candidates_with_memo(matrix, config, mask, keys, memo)
         del matrix
+        needed = _texts_of_pairs(texts, codes, len(texts))
 
         def similarity(k: int, i: int, j: int) -> float:
-            return _similarity(texts, i, j, config, memo, keys)
+            return _similarity(needed, i, j, config, memo, keys)
 
     matches = star_pass(len(texts), codes, similarity, config.threshold, verified)
     _verify_shingles.cache_clear()  # up to 4096 shingle sets: memory the rest of the run can use

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -158,17 +159,17 @@ class FileCache:
         except OSError as exc:
             self.problems.append(f"cache entry {key[:12]}… not written ({exc.strerror or exc})")
 
-    def hits(self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str) -> dict:
-        """The cached results of the files whose content hash (``sha256_of``) has an entry, by path:
-        the flow looks these up itself and maps a task over the other files only."""
-        found = {}
+    def hits(
+        self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str
+    ) -> Iterator[FileResult]:
+        """The cached results of the files whose content hash (``sha256_of``) has an entry, one at a
+        time: the flow stages these itself and maps a task over the other files only."""
         for src in files:
             sha = sha256_of.get(src.rel_path)
             result = self.get(self.key(src.rel_path, sha, policy_sha256)) if sha else None
             if result is not None:
                 result.source.cached = True
-                found[src.rel_path] = result
-        return found
+                yield result
 
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
         return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}

@@ -1,6 +1,7 @@
 """Gather: per-file results → the three output tables, with the accounting identity checked.
 
-This is the only global step: exact duplicates are collapsed across all files here.
+This is the only global step: exact duplicates are collapsed across all files here. The records are
+staged on disk (``staging.py``); this step works on their keys and reads back only the columns it shows.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
 from corpus_hygiene.dedup.exact import VerifiedPair, deduplicate
@@ -16,6 +19,7 @@ from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.pipeline.rows import RecordRows, column
+from corpus_hygiene.pipeline.staging import RecordKey, RecordStore
 
 if TYPE_CHECKING:
     from corpus_hygiene.dedup.near import PairSearch
@@ -51,7 +55,7 @@ def _ref(file: str, line: int | None) -> str:
     return f"{file}:{line}" if line is not None else file
 
 
-def _provenance(rec: Record) -> tuple[str, int]:
+def _provenance(rec: Record | RecordKey) -> tuple[str, int]:
     return rec.source_file, rec.source_line
 
 
@@ -72,15 +76,20 @@ def assemble(
     policy: Policy | None = None,
     memo: PairMemo | None = None,
     search: PairSearch | None = None,
+    store: RecordStore | None = None,
 ) -> Assembled:
     """Check, deduplicate across files and lay out the output tables, sorted by provenance.
 
     ``memo``: near-duplicate similarities verified by an earlier run (``incremental/pair_memo.py``);
-    ``search``: the near-duplicate search done elsewhere, on a cluster (``near.PairSearch``)."""
+    ``search``: the near-duplicate search done elsewhere, on a cluster (``near.PairSearch``);
+    ``store``: where the records are staged (the flow stages each batch as it arrives; records still in
+    ``results`` are staged here, in a temporary store when none is given)."""
     policy = policy or load_policy()
-    out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers
-    records = [rec for r in results for rec in r.records]
+    store = store if store is not None else RecordStore()
+    results = store.add(results)
+    out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
+    records = store.keys
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
     names = {c.name for c in RECORD_CHECKS}
     failed_by = Counter(rej.reason for rej in rejected if rej.reason in names)
@@ -90,7 +99,7 @@ def assemble(
     }
 
     verified: list[VerifiedPair] = []
-    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified, search)
+    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified, search, store.column)
     out.pairs = sorted(
         (
             {
@@ -107,31 +116,30 @@ def assemble(
         key=lambda r: (r["source_file"], r["source_line"], r["candidate_ref"]),
     )
     kept.sort(key=_provenance)
-    by_canonical: dict[int, list[Record]] = {}
+    by_canonical: dict[int, list[RecordKey]] = {}
     for d in dups:
-        by_canonical.setdefault(id(d.canonical), []).append(d.record)
+        by_canonical.setdefault(d.canonical.pos, []).append(d.record)
     also_in = {  # by row: the refs of the copies a kept record stands for
-        i: [r.ref for r in sorted(by_canonical[id(rec)], key=_provenance)]
+        i: [r.ref for r in sorted(by_canonical[rec.pos], key=_provenance)]
         for i, rec in enumerate(kept)
-        if id(rec) in by_canonical
+        if rec.pos in by_canonical
     }
-    out.records = RecordRows(kept, also_in)
-    out.duplicates = sorted(
-        (
-            {
-                "source_file": d.record.source_file,
-                "source_line": d.record.source_line,
-                "canonical_id": d.canonical.record_id,
-                "canonical_ref": d.canonical.ref,
-                "kind": d.kind,
-                "similarity": d.similarity,
-                "reason": d.reason,
-                "text_raw": d.record.text_raw,
-            }
-            for d in dups
-        ),
-        key=lambda r: (r["source_file"], r["source_line"]),
-    )
+    out.records = RecordRows(kept, also_in, store)
+    dups.sort(key=lambda d: _provenance(d.record))
+    texts = store.take("text_raw", [d.record.pos for d in dups]).to_pylist()
+    out.duplicates = [
+        {
+            "source_file": d.record.source_file,
+            "source_line": d.record.source_line,
+            "canonical_id": d.canonical.record_id,
+            "canonical_ref": d.canonical.ref,
+            "kind": d.kind,
+            "similarity": d.similarity,
+            "reason": d.reason,
+            "text_raw": text,
+        }
+        for d, text in zip(dups, texts, strict=True)
+    ]
     out.quarantine = sorted(
         (_quarantine_row(rej) for rej in rejected),
         key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),
@@ -139,18 +147,6 @@ def assemble(
     out.quarantine_reasons = dict(sorted(Counter(q["reason"] for q in out.quarantine).items()))
     out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
 
-    # Accounting: every paragraph of every readable file, and every refused file, exactly once.
-    expected: Counter = Counter()  # (file, line), line 0 for a whole file: tuples, not strings (100k+ keys)
-    for r in results:
-        if r.source.problem and r.source.problem != "no_header":
-            expected[(r.source.source_file, 0)] += 1
-        expected.update((x.source_file, x.source_line) for x in r.records)
-        expected.update((x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
-    expected.update((x.source_file, 0) for x in refused)
-    files, lines = column(out.records, "source_file"), column(out.records, "source_line")
-    seen = Counter((f, line or 0) for f, line in zip(files, lines, strict=True))
-    seen.update((row["source_file"], row["source_line"] or 0) for row in out.duplicates)
-    seen.update((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
     ingested = (
         sum(r.source.n_paragraphs for r in results)
         + sum(1 for r in results if r.source.problem and r.source.problem != "no_header")
@@ -164,13 +160,33 @@ def assemble(
         "duplicates": len(out.duplicates),
         "quarantined": len(out.quarantine),
     }
-    check_accounting(out.counts, expected, seen)
+    placed = kept + [d.record for d in dups]
+    seen = Counter((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
+    check_accounting(out.counts, records, placed, _expected_rejections(results, refused), seen)
     return out
 
 
-def check_accounting(counts: dict[str, int], expected: Counter, seen: Counter) -> None:
-    missing = [_ref(f, line or None) for f, line in sorted(expected - seen)]
-    extra = [_ref(f, line or None) for f, line in sorted(seen - expected)]
+def _expected_rejections(results: list[FileResult], refused: list[Rejected]) -> Counter:
+    """The quarantine rows the inputs call for, as (file, line), line 0 for a whole file."""
+    expected: Counter = Counter()
+    for r in results:
+        if r.source.problem and r.source.problem != "no_header":
+            expected[(r.source.source_file, 0)] += 1
+        expected.update((x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
+    expected.update((x.source_file, 0) for x in refused)
+    return expected
+
+
+def check_accounting(
+    counts: dict[str, int], staged: list[RecordKey], placed: list[RecordKey], expected: Counter, seen: Counter
+) -> None:
+    """Every staged record in the records or duplicates table exactly once (``placed``), every
+    rejection in quarantine once, and ingested = kept + duplicates + quarantined."""
+    times = np.bincount(np.fromiter((k.pos for k in placed), np.int64, len(placed)), minlength=len(staged))
+    missing = [staged[i].ref for i in np.flatnonzero(times == 0)[:21].tolist()]
+    missing += [_ref(f, line or None) for f, line in sorted(expected - seen)]
+    extra = [staged[i].ref for i in np.flatnonzero(times > 1)[:21].tolist()]
+    extra += [_ref(f, line or None) for f, line in sorted(seen - expected)]
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
     if missing or extra or total != counts["ingested"]:
         parts = [

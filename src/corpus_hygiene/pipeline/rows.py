@@ -1,10 +1,11 @@
 """The records table's rows without a dict per row.
 
 The dataset's records table is the kept records (in provenance order) plus two columns the dedup step
-sets: ``dup_count`` and ``also_in``. ``RecordRows`` holds exactly that, and gives a column as a list
-(``column``), a range of rows as Arrow (``arrow``: column by column, for the Parquet file and the
-gates), and a row as a dict only when one is asked for (indexing, iteration): building a dict per
-record and converting the dicts to Arrow costs about twice the column-by-column conversion.
+sets: ``dup_count`` and ``also_in``. ``RecordRows`` holds exactly that (the records' keys; their other
+fields stay staged on disk), and gives a column as a list (``column``), a range of rows as Arrow
+(``arrow``: column by column, for the Parquet file and the gates), and a row as a dict only when one is
+asked for (indexing, iteration): building a dict per record and converting the dicts to Arrow costs
+about twice the column-by-column conversion.
 """
 
 from __future__ import annotations
@@ -14,25 +15,22 @@ from operator import attrgetter
 
 import pyarrow as pa
 
-from corpus_hygiene.models import Record
+from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore, string_array
 from corpus_hygiene.signals import SIGNAL_COLUMNS
-
-# the records table's columns that are not fields of a Record, and how each is made
-_DERIVED = ("n_chars", "pii", "dup_count", "also_in")
 
 
 class RecordRows(Sequence):
-    """``records`` (already in the table's order) and, by position, the refs of the duplicates each
-    stands for (``also_in``, sorted; positions without duplicates are absent)."""
+    """The kept records (``staging.RecordKey``, already in the table's order) and, by position, the refs
+    of the duplicates each stands for (``also_in``, sorted; positions without duplicates are absent).
+    The columns a key holds come from the keys; the others are read from the ``store``."""
 
-    __slots__ = ("_records", "_also_in")
+    __slots__ = ("_keys", "_also_in", "_store")
 
-    def __init__(self, records: list[Record], also_in: Mapping[int, list[str]]) -> None:
-        self._records = records
-        self._also_in = also_in
+    def __init__(self, keys: list[RecordKey], also_in: Mapping[int, list[str]], store: RecordStore) -> None:
+        self._keys, self._also_in, self._store = keys, also_in, store
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._keys)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -43,55 +41,54 @@ class RecordRows(Sequence):
         return map(self._row, range(len(self)))
 
     def _row(self, i: int) -> dict:
-        rec, also = self._records[i], self._also_in.get(i, ())
-        return {
-            "record_id": rec.record_id,
-            "source_file": rec.source_file,
-            "source_line": rec.source_line,
-            "venue": rec.venue,
-            "year": rec.year,
-            "header_label": rec.header_label,
-            "header_lang": rec.header_lang,
-            "text": rec.text,
-            "text_raw": rec.text_raw,
-            "lang": rec.lang,
-            "lang_confidence": rec.lang_confidence,
-            "n_chars": len(rec.text),
-            **{c: getattr(rec, c) for c in SIGNAL_COLUMNS},
-            "pii": {"email": rec.n_emails, "phone": rec.n_phones},
-            "fixes": list(rec.fixes),
-            "lost_words": list(rec.lost_words),
+        row, also = self._store.row(self._keys[i].pos), self._also_in.get(i, [])
+        row |= {
+            "n_chars": self._keys[i].n_chars,
+            "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
             "dup_count": len(also),
             "also_in": list(also),
         }
+        return {name: row[name] for name in _ROW}
 
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
-        """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them
-        (``fixes`` as tuples: the same values to Arrow and to a Counter)."""
+        """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them."""
         hi = len(self) if hi is None else min(hi, len(self))
-        if name not in _DERIVED:
-            return list(map(attrgetter(name), self._records[lo:hi]))
-        if name == "n_chars":
-            return [len(r.text) for r in self._records[lo:hi]]
+        if name in _FROM_KEYS:
+            return list(map(attrgetter(name), self._keys[lo:hi]))
         if name == "pii":
-            return [{"email": r.n_emails, "phone": r.n_phones} for r in self._records[lo:hi]]
+            emails, phones = self._stored("n_emails", lo, hi).to_pylist(), self._stored("n_phones", lo, hi)
+            return [{"email": e, "phone": p} for e, p in zip(emails, phones.to_pylist(), strict=True)]
         also = self._also_in
         if name == "dup_count":
             return [len(also[i]) if i in also else 0 for i in range(lo, hi)]
-        return [also.get(i, []) for i in range(lo, hi)]
+        if name == "also_in":
+            return [also.get(i, []) for i in range(lo, hi)]
+        return self._stored(name, lo, hi).to_pylist()
+
+    def _stored(self, name: str, lo: int, hi: int) -> pa.Array:
+        return self._store.take(name, [k.pos for k in self._keys[lo:hi]])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time."""
-        arrays = [_array(self.column(f.name, lo, hi), f.type) for f in schema]
+        """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; a stored
+        column of the schema's type goes as read."""
+        arrays = []
+        for f in schema:
+            if f.name in _READ_AS_IS and STAGED_SCHEMA.field(f.name).type == f.type:
+                arrays.append(self._stored(f.name, lo, hi))
+            else:
+                arrays.append(_array(self.column(f.name, lo, hi), f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def string_array(values: Sequence[str | None]) -> pa.Array:
-    """Strings as Arrow, encoded here: pyarrow (and pandas' Arrow-backed ``str`` columns) convert a str
-    through CPython's UTF-8 cache, which then stays on every non-ASCII str for as long as its record
-    lives (a second copy of its text)."""
-    encoded = [None if v is None else v.encode() for v in values]
-    return pa.array(encoded, pa.binary()).cast(pa.string())
+# the records table's columns (a row's keys, in order), those a RecordKey holds, and those read from the store
+_ROW = (
+    *("record_id", "source_file", "source_line", "venue", "year", "header_label", "header_lang", "text"),
+    *("text_raw", "lang", "lang_confidence", "n_chars", *SIGNAL_COLUMNS, "pii", "fixes", "lost_words"),
+    *("dup_count", "also_in"),
+)
+_FROM_KEYS = ("record_id", "source_file", "source_line", "lang", "n_chars")
+_FROM_STORE = [n for n in STAGED_SCHEMA.names if n not in ("signature", "text_key", "n_emails", "n_phones")]
+_READ_AS_IS = [n for n in _FROM_STORE if n not in _FROM_KEYS]
 
 
 def _array(values: list, type_: pa.DataType) -> pa.Array:

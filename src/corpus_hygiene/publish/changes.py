@@ -53,13 +53,12 @@ def changes_since_previous(
     )
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     old_ids = old.column("record_id")
-    new_ids = pa.array(column(records, "record_id"), pa.string())
+    ids = column(records, "record_id")
+    new_ids = pa.array(ids, pa.string())
     is_new = pc.invert(pc.is_in(new_ids, value_set=old_ids)).to_numpy(zero_copy_only=False)
     # an id is one record: the last row of an id names it, as a dict of the rows would
-    added = {
-        records[i]["record_id"]: f"{records[i]['source_file']}:{records[i]['source_line']}"
-        for i in np.flatnonzero(is_new)
-    }
+    files, lines = column(records, "source_file"), column(records, "source_line")
+    added = {ids[i]: f"{files[i]}:{lines[i]}" for i in np.flatnonzero(is_new).tolist()}
     gone = old.filter(pc.invert(pc.is_in(old_ids, value_set=new_ids))).to_pylist()
     removed = {r["record_id"]: f"{r['source_file']}:{r['source_line']}" for r in gone}
     return {

@@ -158,6 +158,19 @@ def versions_dir(dataset_dir: Path) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.versions"
 
 
+def records_dir(dataset_dir: Path | str, run_id: str) -> Path:
+    """Where run ``run_id`` stages its records (``pipeline/staging.py``): beside the dataset, on its disk."""
+    dataset_dir = Path(dataset_dir)
+    return dataset_dir.parent / f".{dataset_dir.name}.records-{run_id}"
+
+
+def remove_staged_records(dataset_dir: Path | str) -> None:
+    """Remove every run's staged records beside the dataset: runs hold the dataset's lock, so any there
+    before or after a run are no run's any more."""
+    for folder in records_dir(dataset_dir, "*").parent.glob(records_dir(dataset_dir, "*").name):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_outputs(dataset_dir: Path | str, reports_dir: Path | str) -> Callable[[Path], bool]:
     """Whether a path (under a resolved folder, as ``discover`` walks it) is a run's own output: the
     dataset link, what lies beside it as ``.NAME.*`` (versions, cache, lock, a link being switched), or

@@ -1,0 +1,183 @@
+"""The run's records on disk, so that the flow's memory does not grow with the corpus.
+
+Each batch of per-file results is written, as it arrives, to an Arrow IPC file of the store (every field
+of its records, text and signature included); the flow keeps a ``RecordKey`` a record: what exact dedup,
+the canonical rank and the provenance order need. The global stages read the other columns back by
+position (``take``), a slice at a time: the near-duplicate search its texts and signatures, the gates and
+the Parquet files their rows, the report a few texts. The files are memory-mapped only while a slice is
+read from them, so the pages read do not stay in the process.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from corpus_hygiene.models import FileResult, Record
+
+# the Record fields as stored: the output table's type where the records table has the column
+STAGED_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("source_line", pa.int32()),
+        ("venue", pa.string()),
+        ("year", pa.int32()),
+        ("header_label", pa.string()),
+        ("header_lang", pa.string()),
+        ("text", pa.string()),
+        ("text_raw", pa.string()),
+        ("lang", pa.string()),
+        ("lang_confidence", pa.float64()),
+        ("fixes", pa.list_(pa.string())),
+        ("record_id", pa.string()),
+        ("n_words", pa.int32()),
+        ("mean_word_length", pa.float64()),
+        ("alpha_share", pa.float64()),
+        ("stopword_share", pa.float64()),
+        ("repeated_ngram_share", pa.float64()),
+        ("n_urls", pa.int32()),
+        ("n_emails", pa.int32()),
+        ("n_phones", pa.int32()),
+        ("lost_words", pa.list_(pa.string())),
+        ("signature", pa.binary()),
+        ("text_key", pa.binary()),
+    ]
+)
+assert STAGED_SCHEMA.names == [f.name for f in fields(Record)], "every Record field, in order"
+READ_ROWS = 65_536  # rows read back at a time when a whole column is iterated
+
+
+@dataclass(frozen=True, slots=True)
+class RecordKey:
+    """What the flow keeps of a staged record: its position in the store, and the fields of its
+    identity, canonical rank (``dedup.exact.canonical_rank``) and CJK flag."""
+
+    pos: int
+    record_id: str
+    source_file: str
+    source_line: int
+    n_fixes: int
+    n_chars: int
+    lang: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.source_file}:{self.source_line}"
+
+
+def string_array(values: Sequence[str | None]) -> pa.Array:
+    """Strings as Arrow, encoded here: pyarrow (and pandas' Arrow-backed ``str`` columns) convert a str
+    through CPython's UTF-8 cache, which then stays on every non-ASCII str for as long as its record
+    lives (a second copy of its text)."""
+    encoded = [None if v is None else v.encode() for v in values]
+    return pa.array(encoded, pa.binary()).cast(pa.string())
+
+
+def _arrays(records: list[Record]) -> list[pa.Array]:
+    out = []
+    for f in STAGED_SCHEMA:
+        values = [getattr(r, f.name) for r in records]
+        out.append(string_array(values) if f.type == pa.string() else pa.array(values, f.type))
+    return out
+
+
+class RecordStore:
+    """Records staged in ``folder`` (made here; removed by ``remove``, or when the store is collected).
+    Without a folder, a temporary one: callers outside the flow (tests, benchmarks) stage there."""
+
+    def __init__(self, folder: Path | str | None = None) -> None:
+        if folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="corpus-hygiene-records-"))
+        else:
+            self.folder = Path(folder)
+            self.folder.mkdir(parents=True)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self.keys: list[RecordKey] = []
+        self._parts: list[Path] = []
+        self._starts: list[int] = [0]  # the first position of each part, then the total
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def remove(self) -> None:
+        self._cleanup()
+
+    def add(self, results: list[FileResult]) -> list[FileResult]:
+        """Stage the records of ``results``; the results come back without them (what else they hold,
+        the source report and the rejected paragraphs, stays in memory)."""
+        if any(r.records and not r.checked for r in results):
+            raise ValueError("only checked results are staged: the record checks read the records")
+        records = [rec for r in results for rec in r.records]
+        if records:
+            path = self.folder / f"{len(self._parts):06d}.arrow"
+            table = pa.Table.from_arrays(_arrays(records), schema=STAGED_SCHEMA)
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, STAGED_SCHEMA) as writer:
+                writer.write_table(table)
+            at = len(self.keys)
+            self.keys += [
+                RecordKey(at + k, r.record_id, r.source_file, r.source_line, r.n_fixes, r.n_chars, r.lang)
+                for k, r in enumerate(records)
+            ]
+            self._parts.append(path)
+            self._starts.append(len(self.keys))
+        return [FileResult(r.source, [], r.rejected, r.checked) for r in results]
+
+    def take(self, name: str, positions: Sequence[int] | np.ndarray) -> pa.Array:
+        """Column ``name`` at ``positions``, in their order."""
+        positions = np.asarray(positions, dtype=np.int64)
+        kind = STAGED_SCHEMA.field(name).type
+        if not len(positions):
+            return pa.array([], kind)
+        part = np.searchsorted(self._starts, positions, side="right") - 1
+        order = np.argsort(part, kind="stable")
+        pieces = []
+        for p in np.unique(part).tolist():
+            rows = positions[part == p] - self._starts[p]
+            with pa.memory_map(str(self._parts[p])) as source:
+                column = pa.ipc.open_file(source).read_all().column(name)
+                pieces.append(column.take(pa.array(rows)).combine_chunks())
+                del column
+        values = pa.concat_arrays(pieces)  # grouped by part: back to the order asked
+        return values.take(pa.array(np.argsort(order, kind="stable")))
+
+    def row(self, pos: int) -> dict:
+        """Every stored field of one record."""
+        p = int(np.searchsorted(self._starts, pos, side="right")) - 1
+        with pa.memory_map(str(self._parts[p])) as source:
+            return pa.ipc.open_file(source).read_all().slice(pos - self._starts[p], 1).to_pylist()[0]
+
+    def column(self, name: str, keys: Sequence[RecordKey]) -> StagedColumn:
+        """Column ``name`` of ``keys``' records, read when it is indexed or iterated."""
+        return StagedColumn(self, name, np.fromiter((k.pos for k in keys), np.int64, count=len(keys)))
+
+
+class StagedColumn(Sequence):
+    """One column of some staged records, in a given order, read back on demand: an index or a slice
+    reads those rows; iteration reads ``READ_ROWS`` at a time; ``take`` the rows of an index array."""
+
+    __slots__ = ("_store", "_name", "_positions")
+
+    def __init__(self, store: RecordStore, name: str, positions: np.ndarray) -> None:
+        self._store, self._name, self._positions = store, name, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._store.take(self._name, self._positions[i]).to_pylist()
+        return self._store.take(self._name, self._positions[[i]])[0].as_py()
+
+    def __iter__(self) -> Iterator:
+        for lo in range(0, len(self), READ_ROWS):
+            yield from self[lo : lo + READ_ROWS]
+
+    def take(self, indices: np.ndarray) -> list:
+        return self._store.take(self._name, self._positions[indices]).to_pylist()

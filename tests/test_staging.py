@@ -1,0 +1,89 @@
+"""staging.RecordStore: records staged on disk a batch at a time read back by position, field for field."""
+
+import gc
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_hygiene.models import FileResult, Record
+from corpus_hygiene.pipeline.staging import RecordKey, RecordStore
+
+from .test_cache import file_results
+
+
+def _checked(result: FileResult) -> FileResult:
+    return replace(result, checked=True)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.lists(file_results(), max_size=3), max_size=4), st.randoms(use_true_random=False))
+def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng):
+    store = RecordStore()
+    records: list[Record] = []
+    for batch in batches:
+        batch = [_checked(r) for r in batch]
+        records += [rec for r in batch for rec in r.records]
+        back = store.add(batch)
+        assert [(r.source, r.rejected, r.records) for r in back] == [(r.source, r.rejected, []) for r in batch]
+    assert len(store) == len(records)
+    assert store.keys == [
+        RecordKey(i, r.record_id, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)
+        for i, r in enumerate(records)
+    ]
+    order = list(range(len(records)))
+    rng.shuffle(order)
+    for f in fields(Record):
+        want = [getattr(records[i], f.name) for i in order]
+        got = store.take(f.name, order).to_pylist()
+        assert got == [list(v) if isinstance(v, tuple) else v for v in want], f.name
+    for i in order[:3]:
+        row = store.row(i)
+        assert {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()} == {
+            f.name: getattr(records[i], f.name) for f in fields(Record)
+        }
+
+
+def _store_of(texts: list[str], per_batch: int) -> RecordStore:
+    store = RecordStore()
+    for lo in range(0, len(texts), per_batch):
+        recs = [
+            Record("a.txt", i + 3, None, None, "Papers", "en", t, t, "en", 1.0, (), f"{i:032x}")
+            for i, t in enumerate(texts[lo : lo + per_batch], start=lo)
+        ]
+        store.add([FileResult(None, recs, [], True)])
+    return store
+
+
+def test_a_column_reads_by_index_slice_iteration_and_index_array():
+    texts = [f"text {i}" for i in range(10)]
+    store = _store_of(texts, 3)  # four files
+    keys = store.keys[::-1]
+    column = store.column("text", keys)
+    assert len(column) == 10 and column[0] == "text 9" and column[-1] == "text 0"
+    assert column[2:5] == ["text 7", "text 6", "text 5"]
+    assert list(column) == texts[::-1]
+    assert column.take(np.array([9, 0, 4])) == ["text 0", "text 9", "text 5"]
+    assert store.take("text", []).to_pylist() == []
+
+
+def test_the_store_folder_goes_with_remove_or_with_the_store(tmp_path):
+    store = _store_of(["a", "b"], 1)
+    folder = store.folder
+    assert len(list(folder.glob("*.arrow"))) == 2
+    del store
+    gc.collect()
+    assert not folder.exists()
+    mine = RecordStore(tmp_path / "records")
+    mine.add([FileResult(None, [], [], True)])  # no records: no file
+    assert list((tmp_path / "records").iterdir()) == []
+    mine.remove()
+    assert not (tmp_path / "records").exists()
+
+
+def test_unchecked_records_are_refused_not_staged_unchecked():
+    rec = Record("a.txt", 3, None, None, "Papers", "en", "t", "t", "en", 1.0, (), "0" * 32)
+    with pytest.raises(ValueError, match="checked"):
+        RecordStore().add([FileResult(None, [rec], [], False)])
