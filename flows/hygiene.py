@@ -12,6 +12,7 @@ arguments looking for futures.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import time
@@ -134,7 +135,7 @@ def process_all(
 def stage_hits(hits, store, files: int = 64) -> dict:
     """The cache hits by path, their records staged ``files`` files at a time."""
     staged, group = {}, []
-    for result in [*hits, None]:
+    for result in itertools.chain(hits, [None]):
         if result is not None:
             group.append(result)
         if group and (result is None or len(group) == files):

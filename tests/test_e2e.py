@@ -58,6 +58,9 @@ def assert_clean_console(proc):
 @pytest.fixture(scope="module")
 def example_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("example")
+    dead = out / ".clean.records-20261201T000000Z-dead00"  # what a killed run leaves: its staged records
+    dead.mkdir()
+    (dead / "000000.arrow").write_bytes(b"x")
     proc = run_hygiene(EXAMPLES, out)
     return out, proc
 
@@ -76,6 +79,14 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert f"dataset: {out / 'clean'}" in proc.stdout
     report = Path(proc.stdout.split("report:")[1].split()[0])
     assert report.is_file() and report.parent == out / "reports"
+    # the run's staged records are gone, and so is the dead run's
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".clean.cache",
+        ".clean.lock",
+        ".clean.versions",
+        "clean",
+        "reports",
+    ]
 
 
 def test_unchanged_rerun_does_nothing_and_says_so(example_run):

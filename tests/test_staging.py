@@ -27,7 +27,9 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
         batch = [_checked(r) for r in batch]
         records += [rec for r in batch for rec in r.records]
         back = store.add(batch)
-        assert [(r.source, r.rejected, r.records) for r in back] == [(r.source, r.rejected, []) for r in batch]
+        assert [(r.source, r.rejected, r.records) for r in back] == [
+            (r.source, r.rejected, []) for r in batch
+        ]
     assert len(store) == len(records)
     assert store.keys == [
         RecordKey(i, r.record_id, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)

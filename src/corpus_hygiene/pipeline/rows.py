@@ -15,7 +15,7 @@ from operator import attrgetter
 
 import pyarrow as pa
 
-from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore, string_array
+from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
@@ -89,6 +89,14 @@ _ROW = (
 _FROM_KEYS = ("record_id", "source_file", "source_line", "lang", "n_chars")
 _FROM_STORE = [n for n in STAGED_SCHEMA.names if n not in ("signature", "text_key", "n_emails", "n_phones")]
 _READ_AS_IS = [n for n in _FROM_STORE if n not in _FROM_KEYS]
+
+
+def string_array(values: Sequence[str | None]) -> pa.Array:
+    """Strings as Arrow, encoded here: pyarrow (and pandas' Arrow-backed ``str`` columns) convert a str
+    through CPython's UTF-8 cache, which then stays on every non-ASCII str for as long as its record
+    lives (a second copy of its text)."""
+    encoded = [None if v is None else v.encode() for v in values]
+    return pa.array(encoded, pa.binary()).cast(pa.string())
 
 
 def _array(values: list, type_: pa.DataType) -> pa.Array:
