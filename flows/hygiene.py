@@ -120,7 +120,7 @@ def process_all(
     cache hits as read (``cached``), the rest (``todo``) processed in batches, on Dask when there is a
     ``client``."""
     if client is not None:
-        fresh = timed("process_files", process_on_dask, client, todo, policy, cache, store.add)
+        fresh = timed("process_files", process_on_dask, client, todo, policy, cache, store)
     else:
         fresh, progress = [], Progress(get_run_logger(), len(todo))
         for group in batches(todo):

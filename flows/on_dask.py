@@ -19,6 +19,7 @@ from corpus_hygiene.dedup.shuffle import band_rows, bucket_candidates, make_chun
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
+from corpus_hygiene.pipeline.staging import Packed, RecordStore, pack
 
 # Below this much new input a local cluster's start (seconds of worker imports) costs more than the work
 # it would share: the files are processed in the flow's process.
@@ -107,19 +108,25 @@ def _threads(client) -> int:
     return sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
 
 
-def process_on_dask(client, files: list, policy, cache: FileCache | None, stage=lambda batch: batch) -> list:
-    """The results of ``files``, in order, each batch passed through ``stage`` as it arrives (the flow
-    stages its records); progress logged as batches finish. Batches are plain Dask tasks: the workers run
-    no Prefect code and need no Prefect API."""
+def process_and_pack(files: list, policy, cache: FileCache | None) -> Packed:
+    """A batch's results, packed where they are made (``staging.pack``): the worker sends its records as
+    one Arrow buffer, which the flow writes to the staging as it is, not as an object a field."""
+    return pack(process_files(files, policy, cache))
+
+
+def process_on_dask(client, files: list, policy, cache: FileCache | None, store: RecordStore) -> list:
+    """The results of ``files``, in order, each batch's records staged in ``store`` as it arrives; progress
+    logged as batches finish. Batches are plain Dask tasks: the workers run no Prefect code and need no
+    Prefect API."""
     from distributed import as_completed
 
     groups = batches(files, _threads(client), min_bytes=MIN_DASK_BATCH_BYTES)
-    futures = client.map(process_files, groups, policy=policy, cache=cache, pure=False)
+    futures = client.map(process_and_pack, groups, policy=policy, cache=cache, pure=False)
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[list] = [[] for _ in futures]
     progress = Progress(get_run_logger(), len(files))
     for future in as_completed(futures, loop=client.loop):
-        results[index[future.key]] = batch = stage(future.result())
+        results[index[future.key]] = batch = store.add(future.result())
         future.release()  # the worker's copy: workers would otherwise hold every result to the end
         progress.add(batch)
     return [r for batch in results for r in batch]

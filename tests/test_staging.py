@@ -1,6 +1,7 @@
 """staging.RecordStore: records staged on disk a batch at a time read back by position, field for field."""
 
 import gc
+import pickle
 from dataclasses import fields, replace
 
 import numpy as np
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.models import FileResult, Record
-from corpus_hygiene.pipeline.staging import RecordKey, RecordStore
+from corpus_hygiene.pipeline.staging import RecordKey, RecordStore, pack
 
 from .test_cache import file_results
 
@@ -21,12 +22,13 @@ def _checked(result: FileResult) -> FileResult:
 @settings(max_examples=60)
 @given(st.lists(st.lists(file_results(), max_size=3), max_size=4), st.randoms(use_true_random=False))
 def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng):
+    """Batches staged as they come (the flow's process) or packed first (a Dask worker's, pickled)."""
     store = RecordStore()
     records: list[Record] = []
     for batch in batches:
         batch = [_checked(r) for r in batch]
         records += [rec for r in batch for rec in r.records]
-        back = store.add(batch)
+        back = store.add(pickle.loads(pickle.dumps(pack(batch))) if rng.random() < 0.5 else batch)
         assert [(r.source, r.rejected, r.records) for r in back] == [
             (r.source, r.rejected, []) for r in batch
         ]
@@ -88,4 +90,4 @@ def test_the_store_folder_goes_with_remove_or_with_the_store(tmp_path):
 def test_unchecked_records_are_refused_not_staged_unchecked():
     rec = Record("a.txt", 3, None, None, "Papers", "en", "t", "t", "en", 1.0, (), "0" * 32)
     with pytest.raises(ValueError, match="checked"):
-        RecordStore().add([FileResult(None, [rec], [], False)])
+        pack([FileResult(None, [rec], [], False)])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_hygiene.models import FileResult, Record
 
@@ -81,6 +82,41 @@ def _columns(records: list[Record]) -> list[tuple]:
     return list(zip(*map(_FIELDS, records), strict=True))
 
 
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """A batch's results without their records, and the records as the bytes of one Arrow IPC file
+    (``STAGED_SCHEMA``; empty without records): what a worker sends the flow, instead of a Python
+    object a field."""
+
+    results: list[FileResult]
+    records: bytes
+
+
+def pack(results: list[FileResult]) -> Packed:
+    """The batch packed for ``RecordStore.add``. Only checked results: the record checks read the records."""
+    if any(r.records and not r.checked for r in results):
+        raise ValueError("only checked results are staged: the record checks read the records")
+    records = [rec for r in results for rec in r.records]
+    data = b""
+    if records:
+        # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
+        # harmless here, the records go once packed
+        columns = _columns(records)
+        arrays = [pa.array(values, f.type) for f, values in zip(STAGED_SCHEMA, columns, strict=True)]
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, STAGED_SCHEMA) as writer:
+            writer.write_table(pa.Table.from_arrays(arrays, schema=STAGED_SCHEMA))
+        data = sink.getvalue().to_pybytes()
+    return Packed([FileResult(r.source, [], r.rejected, r.checked) for r in results], data)
+
+
+def _shared(column: pa.ChunkedArray) -> list[str]:
+    """A column of few distinct strings as Python strs, one object a distinct value."""
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    values = encoded.dictionary.to_pylist()
+    return [values[i] for i in encoded.indices.to_pylist()]
+
+
 class RecordStore:
     """Records staged in ``folder`` (made here; removed by ``remove``, or when the store is collected).
     Without a folder, a temporary one: callers outside the flow (tests, benchmarks) stage there."""
@@ -102,36 +138,32 @@ class RecordStore:
     def remove(self) -> None:
         self._cleanup()
 
-    def add(self, results: list[FileResult]) -> list[FileResult]:
-        """Stage the records of ``results``; the results come back without them (what else they hold,
-        the source report and the rejected paragraphs, stays in memory)."""
-        if any(r.records and not r.checked for r in results):
-            raise ValueError("only checked results are staged: the record checks read the records")
-        records = [rec for r in results for rec in r.records]
-        if records:
+    def add(self, batch: Packed | list[FileResult]) -> list[FileResult]:
+        """Stage the records of a batch of results (``pack`` them first, where they are made, for less
+        to send); the results come back without them (what else they hold, the source report and the
+        rejected paragraphs, stays in memory)."""
+        if not isinstance(batch, Packed):
+            batch = pack(batch)
+        if batch.records:
             path = self.folder / f"{len(self._parts):06d}.arrow"
-            # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
-            # harmless here, the records go once staged
-            columns = dict(zip(STAGED_SCHEMA.names, _columns(records), strict=True))
-            table = pa.Table.from_arrays(
-                [pa.array(columns[f.name], f.type) for f in STAGED_SCHEMA], schema=STAGED_SCHEMA
-            )
-            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, STAGED_SCHEMA) as writer:
-                writer.write_table(table)
-            at = len(self.keys)
-            self.keys += map(
-                RecordKey,
-                range(at, at + len(records)),
-                columns["record_id"],
-                columns["source_file"],
-                columns["source_line"],
-                map(len, columns["fixes"]),
-                map(len, columns["text"]),
-                columns["lang"],
-            )
+            path.write_bytes(batch.records)
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+                n, at = table.num_rows, len(self.keys)
+                self.keys += map(
+                    RecordKey,
+                    range(at, at + n),
+                    table["record_id"].to_pylist(),
+                    _shared(table["source_file"]),
+                    table["source_line"].to_pylist(),
+                    pc.list_value_length(table["fixes"]).to_pylist(),
+                    pc.utf8_length(table["text"]).to_pylist(),  # code points: len() of the str
+                    _shared(table["lang"]),
+                )
+                del table
             self._parts.append(path)
             self._starts.append(len(self.keys))
-        return [FileResult(r.source, [], r.rejected, r.checked) for r in results]
+        return batch.results
 
     def take(self, name: str, positions: Sequence[int] | np.ndarray) -> pa.Array:
         """Column ``name`` at ``positions``, in their order."""
