@@ -44,7 +44,7 @@ from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, assemble
 from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
-from corpus_hygiene.pipeline.staging import RecordStore
+from corpus_hygiene.pipeline.staging import RecordStore, StagingError
 from corpus_hygiene.publish.card import beside_the_tables
 from corpus_hygiene.publish.changes import changes_since_previous
 from corpus_hygiene.publish.dataset import (
@@ -275,10 +275,8 @@ def _hygiene(
                 quote(search),
                 quote(store),
             )
-    except (InputRootError, AccountingError, PolicyError, ClusterLost) as exc:
+    except (InputRootError, AccountingError, PolicyError, ClusterLost, StagingError) as exc:
         return failed(str(exc))
-    except OSError as exc:  # the records' staging folder cannot be made or written
-        return failed(f"cannot stage the records beside {dataset_dir}: {exc.strerror or exc}")
 
     staged = stage_version(dataset_dir, run_id)
     checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()

@@ -2,6 +2,7 @@
 
 import gc
 import pickle
+import shutil
 from dataclasses import fields, replace
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.models import FileResult, Record
-from corpus_hygiene.pipeline.staging import RecordKey, RecordStore, pack
+from corpus_hygiene.pipeline.staging import RecordKey, RecordStore, StagingError, pack
 
 from .test_cache import file_results
 
@@ -50,14 +51,18 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
         }
 
 
+def _add(store: RecordStore, texts: list[str]) -> None:
+    recs = [
+        Record("a.txt", i + 3, None, None, "Papers", "en", t, t, "en", 1.0, (), f"{i:032x}")
+        for i, t in enumerate(texts, start=len(store))
+    ]
+    store.add([FileResult(None, recs, [], True)])
+
+
 def _store_of(texts: list[str], per_batch: int) -> RecordStore:
     store = RecordStore()
     for lo in range(0, len(texts), per_batch):
-        recs = [
-            Record("a.txt", i + 3, None, None, "Papers", "en", t, t, "en", 1.0, (), f"{i:032x}")
-            for i, t in enumerate(texts[lo : lo + per_batch], start=lo)
-        ]
-        store.add([FileResult(None, recs, [], True)])
+        _add(store, texts[lo : lo + per_batch])
     return store
 
 
@@ -91,3 +96,13 @@ def test_unchecked_records_are_refused_not_staged_unchecked():
     rec = Record("a.txt", 3, None, None, "Papers", "en", "t", "t", "en", 1.0, (), "0" * 32)
     with pytest.raises(ValueError, match="checked"):
         pack([FileResult(None, [rec], [], False)])
+
+
+def test_a_staging_folder_that_cannot_be_made_or_written_is_a_clear_error(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(StagingError, match=r"cannot stage records in .*a_file/records: Not a directory"):
+        RecordStore(tmp_path / "a_file" / "records")
+    store = _store_of(["a"], 1)
+    shutil.rmtree(store.folder)  # the disk went away under the run
+    with pytest.raises(StagingError, match="cannot stage records in .*: No such file or directory"):
+        _add(store, ["b"])

@@ -82,6 +82,10 @@ def _columns(records: list[Record]) -> list[tuple]:
     return list(zip(*map(_FIELDS, records), strict=True))
 
 
+class StagingError(Exception):
+    """The staging folder cannot be made or written (a full or read-only disk): the run stops."""
+
+
 @dataclass(frozen=True, slots=True)
 class Packed:
     """A batch's results without their records, and the records as the bytes of one Arrow IPC file
@@ -126,7 +130,10 @@ class RecordStore:
             self.folder = Path(tempfile.mkdtemp(prefix="corpus-hygiene-records-"))
         else:
             self.folder = Path(folder)
-            self.folder.mkdir(parents=True)
+            try:
+                self.folder.mkdir(parents=True)
+            except OSError as exc:
+                raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
         self.keys: list[RecordKey] = []
         self._parts: list[Path] = []
@@ -146,7 +153,10 @@ class RecordStore:
             batch = pack(batch)
         if batch.records:
             path = self.folder / f"{len(self._parts):06d}.arrow"
-            path.write_bytes(batch.records)
+            try:
+                path.write_bytes(batch.records)
+            except OSError as exc:
+                raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_file(source).read_all()
                 n, at = table.num_rows, len(self.keys)
