@@ -1,8 +1,9 @@
 """The run's records on disk, so that the flow's memory does not grow with the corpus.
 
-Each batch of per-file results is written, as it arrives, to an Arrow IPC file of the store (every field
-of its records, text and signature included); the flow keeps a ``RecordKey`` a record: what exact dedup,
-the canonical rank and the provenance order need. The global stages read the other columns back by
+A batch's records are packed into the bytes of one Arrow IPC file where they are made (``pack``: on a
+Dask worker, or in the flow), every field included, text and signature; the flow writes them to the
+store as they arrive and keeps a ``RecordKey`` a record: what exact dedup, the canonical rank and the
+provenance order need. The global stages read the other columns back by
 position (``take``), a slice at a time: the near-duplicate search its texts and signatures, the gates and
 the Parquet files their rows, the report a few texts. The files are memory-mapped only while a slice is
 read from them, so the pages read do not stay in the process.
