@@ -73,7 +73,7 @@ class RecordRows(Sequence):
         column of the schema's type goes as read."""
         arrays = []
         for f in schema:
-            if f.name in _READ_AS_IS and STAGED_SCHEMA.field(f.name).type == f.type:
+            if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type:
                 arrays.append(self._stored(f.name, lo, hi))
             else:
                 arrays.append(_array(self.column(f.name, lo, hi), f.type))
@@ -87,8 +87,7 @@ _ROW = (
     *("dup_count", "also_in"),
 )
 _FROM_KEYS = ("record_id", "source_file", "source_line", "lang", "n_chars")
-_FROM_STORE = [n for n in STAGED_SCHEMA.names if n not in ("signature", "text_key", "n_emails", "n_phones")]
-_READ_AS_IS = [n for n in _FROM_STORE if n not in _FROM_KEYS]
+_AS_STORED = frozenset(STAGED_SCHEMA.names) - frozenset(_FROM_KEYS)
 
 
 def string_array(values: Sequence[str | None]) -> pa.Array:
