@@ -134,13 +134,9 @@ def process_all(
 
 def stage_hits(hits, store, files: int = 64) -> dict:
     """The cache hits by path, their records staged ``files`` files at a time."""
-    staged, group = {}, []
-    for result in itertools.chain(hits, [None]):
-        if result is not None:
-            group.append(result)
-        if group and (result is None or len(group) == files):
-            staged |= {r.source.source_file: r for r in store.add(group)}
-            group = []
+    staged, hits = {}, iter(hits)
+    while group := list(itertools.islice(hits, files)):
+        staged |= {r.source.source_file: r for r in store.add(group)}
     return staged
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.models import FileResult, Record
-from corpus_hygiene.pipeline.staging import RecordKey, RecordStore, StagingError, pack
+from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore, StagingError, pack
 
 from .test_cache import file_results
 
@@ -42,10 +42,10 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
     rng.shuffle(order)
     for f in fields(Record):
         want = [getattr(records[i], f.name) for i in order]
-        got = store.take(f.name, order).to_pylist()
+        got = store.take([f.name], order).column(0).to_pylist()
         assert got == [list(v) if isinstance(v, tuple) else v for v in want], f.name
     for i in order[:3]:
-        row = store.row(i)
+        row = store.take(STAGED_SCHEMA.names, [i]).to_pylist()[0]
         assert {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()} == {
             f.name: getattr(records[i], f.name) for f in fields(Record)
         }
@@ -75,7 +75,7 @@ def test_a_column_reads_by_index_slice_iteration_and_index_array():
     assert column[2:5] == ["text 7", "text 6", "text 5"]
     assert list(column) == texts[::-1]
     assert column.take(np.array([9, 0, 4])) == ["text 0", "text 9", "text 5"]
-    assert store.take("text", []).to_pylist() == []
+    assert store.take(["text"], []).column(0).to_pylist() == []
 
 
 def test_the_store_folder_goes_with_remove_or_with_the_store(tmp_path):

@@ -126,7 +126,7 @@ def assemble(
     }
     out.records = RecordRows(kept, also_in, store)
     dups.sort(key=lambda d: _provenance(d.record))
-    texts = store.take("text_raw", [d.record.pos for d in dups]).to_pylist()
+    texts = store.take(["text_raw"], [d.record.pos for d in dups]).column(0).to_pylist()
     out.duplicates = [
         {
             "source_file": d.record.source_file,

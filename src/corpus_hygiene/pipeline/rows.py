@@ -41,7 +41,8 @@ class RecordRows(Sequence):
         return map(self._row, range(len(self)))
 
     def _row(self, i: int) -> dict:
-        row, also = self._store.row(self._keys[i].pos), self._also_in.get(i, [])
+        row = self._store.take(STAGED_SCHEMA.names, [self._keys[i].pos]).to_pylist()[0]
+        also = self._also_in.get(i, [])
         row |= {
             "n_chars": self._keys[i].n_chars,
             "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
@@ -56,27 +57,29 @@ class RecordRows(Sequence):
         if name in _FROM_KEYS:
             return list(map(attrgetter(name), self._keys[lo:hi]))
         if name == "pii":
-            emails, phones = self._stored("n_emails", lo, hi).to_pylist(), self._stored("n_phones", lo, hi)
-            return [{"email": e, "phone": p} for e, p in zip(emails, phones.to_pylist(), strict=True)]
+            pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
+            return pii.to_pylist()
         also = self._also_in
         if name == "dup_count":
             return [len(also[i]) if i in also else 0 for i in range(lo, hi)]
         if name == "also_in":
             return [also.get(i, []) for i in range(lo, hi)]
-        return self._stored(name, lo, hi).to_pylist()
+        return self._stored([name], lo, hi).column(0).to_pylist()
 
-    def _stored(self, name: str, lo: int, hi: int) -> pa.Array:
-        return self._store.take(name, [k.pos for k in self._keys[lo:hi]])
+    def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
+        return self._store.take(names, [k.pos for k in self._keys[lo:hi]])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; a stored
-        column of the schema's type goes as read."""
-        arrays = []
-        for f in schema:
-            if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type:
-                arrays.append(self._stored(f.name, lo, hi))
-            else:
-                arrays.append(_array(self.column(f.name, lo, hi), f.type))
+        """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; the stored
+        columns of the schema's type are read at once and go as read."""
+        as_stored = [
+            f.name for f in schema if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type
+        ]
+        read = self._stored(as_stored, lo, hi)
+        arrays = [
+            read.column(f.name) if f.name in as_stored else _array(self.column(f.name, lo, hi), f.type)
+            for f in schema
+        ]
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -87,7 +90,7 @@ _ROW = (
     *("dup_count", "also_in"),
 )
 _FROM_KEYS = ("record_id", "source_file", "source_line", "lang", "n_chars")
-_AS_STORED = frozenset(STAGED_SCHEMA.names) - frozenset(_FROM_KEYS)
+_AS_STORED = {f.name: f.type for f in STAGED_SCHEMA if f.name not in _FROM_KEYS}
 
 
 def string_array(values: Sequence[str | None]) -> pa.Array:

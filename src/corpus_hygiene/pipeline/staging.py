@@ -176,29 +176,22 @@ class RecordStore:
             self._starts.append(len(self.keys))
         return batch.results
 
-    def take(self, name: str, positions: Sequence[int] | np.ndarray) -> pa.Array:
-        """Column ``name`` at ``positions``, in their order."""
+    def take(self, names: Sequence[str], positions: Sequence[int] | np.ndarray) -> pa.Table:
+        """Columns ``names`` at ``positions``, in their order: each file holding some is mapped once."""
         positions = np.asarray(positions, dtype=np.int64)
-        kind = STAGED_SCHEMA.field(name).type
         if not len(positions):
-            return pa.array([], kind)
+            return pa.schema([STAGED_SCHEMA.field(n) for n in names]).empty_table()
         part = np.searchsorted(self._starts, positions, side="right") - 1
         order = np.argsort(part, kind="stable")
         pieces = []
         for p in np.unique(part).tolist():
             rows = positions[part == p] - self._starts[p]
             with pa.memory_map(str(self._parts[p])) as source:
-                column = pa.ipc.open_file(source).read_all().column(name)
-                pieces.append(column.take(pa.array(rows)).combine_chunks())
-                del column
-        values = pa.concat_arrays(pieces)  # grouped by part: back to the order asked
-        return values.take(pa.array(np.argsort(order, kind="stable")))
-
-    def row(self, pos: int) -> dict:
-        """Every stored field of one record."""
-        p = int(np.searchsorted(self._starts, pos, side="right")) - 1
-        with pa.memory_map(str(self._parts[p])) as source:
-            return pa.ipc.open_file(source).read_all().slice(pos - self._starts[p], 1).to_pylist()[0]
+                table = pa.ipc.open_file(source).read_all().select(list(names))
+                pieces.append(table.take(pa.array(rows)).combine_chunks())
+                del table
+        back = pa.array(np.argsort(order, kind="stable"))  # grouped by file: back to the order asked
+        return pa.concat_tables(pieces).take(back).combine_chunks()
 
     def column(self, name: str, keys: Sequence[RecordKey]) -> StagedColumn:
         """Column ``name`` of ``keys``' records, read when it is indexed or iterated."""
@@ -218,13 +211,11 @@ class StagedColumn(Sequence):
         return len(self._positions)
 
     def __getitem__(self, i):
-        if isinstance(i, slice):
-            return self._store.take(self._name, self._positions[i]).to_pylist()
-        return self._store.take(self._name, self._positions[[i]])[0].as_py()
+        return self.take(i) if isinstance(i, slice) else self.take([i])[0]
 
     def __iter__(self) -> Iterator:
         for lo in range(0, len(self), READ_ROWS):
             yield from self[lo : lo + READ_ROWS]
 
-    def take(self, indices: np.ndarray) -> list:
-        return self._store.take(self._name, self._positions[indices]).to_pylist()
+    def take(self, indices: np.ndarray | slice | list[int]) -> list:
+        return self._store.take([self._name], self._positions[indices]).column(0).to_pylist()

@@ -167,7 +167,8 @@ def records_dir(dataset_dir: Path | str, run_id: str) -> Path:
 def remove_staged_records(dataset_dir: Path | str) -> None:
     """Remove every run's staged records beside the dataset: runs hold the dataset's lock, so any there
     before or after a run are no run's any more."""
-    for folder in records_dir(dataset_dir, "*").parent.glob(records_dir(dataset_dir, "*").name):
+    pattern = records_dir(dataset_dir, "*")
+    for folder in pattern.parent.glob(pattern.name):
         shutil.rmtree(folder, ignore_errors=True)
 
 
