@@ -44,7 +44,7 @@ from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, assemble
 from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
-from corpus_hygiene.pipeline.staging import RecordStore, StagingError
+from corpus_hygiene.pipeline.staging import RecordStore, StagingError, pack_tables
 from corpus_hygiene.publish.card import beside_the_tables
 from corpus_hygiene.publish.changes import changes_since_previous
 from corpus_hygiene.publish.dataset import (
@@ -133,10 +133,11 @@ def process_all(
 
 
 def stage_hits(hits, store, files: int = 64) -> dict:
-    """The cache hits by path, their records staged ``files`` files at a time."""
+    """The cache hits (``FileCache.hits``) by path, their records staged ``files`` files at a time."""
     staged, hits = {}, iter(hits)
     while group := list(itertools.islice(hits, files)):
-        staged |= {r.source.source_file: r for r in store.add(group)}
+        results, tables = zip(*group, strict=True)
+        staged |= {r.source.source_file: r for r in store.add(pack_tables(list(results), list(tables)))}
     return staged
 
 

@@ -1,5 +1,6 @@
 """Per-file cache: an unchanged file is served from the cache; anything that shapes it is in the key."""
 
+import hashlib
 from dataclasses import replace
 
 import pytest
@@ -11,6 +12,7 @@ from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.process import process_file
+from corpus_hygiene.pipeline.staging import records_of
 
 from .conftest import EXAMPLES
 
@@ -65,12 +67,12 @@ def test_hits_are_the_entries_of_unchanged_files_marked_as_cached(tmp_path, poli
     hashes = hash_inputs(found)
     cache = FileCache(tmp_path / "cache")
     written = {f.rel_path: process_file(f, policy, cache) for f in found.files[:3]}
-    hits = {r.source.source_file: r for r in cache.hits(found.files, hashes, policy.sha256)}
+    hits = {r.source.source_file: (r, t) for r, t in cache.hits(found.files, hashes, policy.sha256)}
     assert sorted(hits) == sorted(written)
-    for path, result in hits.items():
-        assert result.source.cached and result.records == written[path].records
+    for path, (result, table) in hits.items():
+        assert result.source.cached and not result.records and records_of(table) == written[path].records
     changed = dict(hashes, **{found.files[0].rel_path: "0" * 64})
-    hits = [r.source.source_file for r in cache.hits(found.files, changed, policy.sha256)]
+    hits = [r.source.source_file for r, _ in cache.hits(found.files, changed, policy.sha256)]
     assert hits == [f.rel_path for f in found.files[1:3]]
 
 
@@ -132,14 +134,10 @@ def test_damaged_entries_are_errors_not_crashes_or_huge_allocations():
     )
     blob = encode(result)
     assert decode(blob) == result
-    huge = b"chz3" + (1 << 60).to_bytes(8, "little") + blob[12:]  # a length no entry can have
-    past_the_end = blob[:12] + (len(blob)).to_bytes(8, "little") + blob[20:]
     for damaged in (
         blob[:-5],
         blob + b"x",
-        huge,
-        past_the_end,
-        b"chz2" + blob[4:],
+        b"chz3" + blob[4:],
         blob[:40] + bytes([blob[40] ^ 1]) + blob[41:],
         b"not an entry",
     ):
@@ -147,11 +145,21 @@ def test_damaged_entries_are_errors_not_crashes_or_huge_allocations():
             decode(damaged)
 
 
+@given(file_results())
+def test_lengths_no_entry_can_have_are_errors_even_under_a_matching_digest(result):
+    blob = encode(result)
+    body, huge = blob[20:], (1 << 60).to_bytes(8, "little")
+    head = int.from_bytes(body[:8], "little") + 8
+    for damaged in (huge + body[8:], body[:8] + huge + body[16:], body[:head] + huge + body[head + 8 :]):
+        with pytest.raises((ValueError, OSError)):
+            decode(b"chz4" + hashlib.blake2b(damaged, digest_size=16).digest() + damaged)
+
+
 def test_prune_removes_entries_of_the_earlier_format_and_leaves_other_files(tmp_path, policy):
     cache = FileCache(tmp_path / "cache")
     (src,) = [f for f in discover(EXAMPLES, policy.max_file_bytes).files if f.rel_path == "fr/taln_2025.txt"]
     result = process_file(src, policy, cache)
-    (cache.folder / f"{'1' * 64}.json.gz").write_bytes(b"an entry of the format before")
+    (cache.folder / f"{'1' * 64}.json.zst").write_bytes(b"an entry of the format before")
     (cache.folder / "verified-abc.npz").write_bytes(b"the near-duplicate memo")
     assert cache.prune(cache.keys_of([result.source], policy.sha256)) == 1
     assert sorted(p.name for p in cache.folder.iterdir()) == sorted(

@@ -106,7 +106,7 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     assert run_hygiene(corpus, tmp_path).returncode == 0
     before = verify_checksums(tmp_path / "clean")
     cache = tmp_path / ".clean.cache"
-    entries = {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")}
+    entries = {p.name.removesuffix(".entry") for p in cache.glob("*.entry")}
     # the published run's entries, whose rows the next run's gates need not validate again
     assert set(json.loads((cache / "contract-checked.json").read_text())) == entries and len(entries) == 10
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH_ABSTRACT}\n", "utf-8")
@@ -130,7 +130,7 @@ def test_rerun_with_a_new_and_a_removed_file_reuses_the_rest(tmp_path):
     assert not any(row["source_file"] == "iclr_2026_papers.txt" for row in rows)
     assert "iclr_2026_papers.txt" not in {f["source_file"] for f in after["input_files"]}
     checked = set(json.loads((cache / "contract-checked.json").read_text()))
-    assert checked == {p.name.removesuffix(".json.zst") for p in cache.glob("*.json.zst")} != entries
+    assert checked == {p.name.removesuffix(".entry") for p in cache.glob("*.entry")} != entries
     # the same bytes as a run that reads no cache and validates every row
     full = run_hygiene(corpus, tmp_path / "full", "--no-cache")
     assert full.returncode == 0, full.stderr[-3000:]
@@ -148,7 +148,7 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
     shutil.copytree(EXAMPLES, corpus)
     assert run_hygiene(corpus, tmp_path).returncode == 0
     (corpus / "zz_new.txt").write_text(f"ICLR 2026 Papers\n\n{ZH_ABSTRACT}\n", "utf-8")
-    damaged = sorted((tmp_path / ".clean.cache").glob("*.json.zst"))[0]
+    damaged = sorted((tmp_path / ".clean.cache").glob("*.entry"))[0]
     damaged.write_bytes(b"not an entry")  # read as a miss: processed again
     proc = run_hygiene(corpus, tmp_path, "--dask-address", dask_scheduler)
     assert proc.returncode == 0, proc.stderr[-3000:]

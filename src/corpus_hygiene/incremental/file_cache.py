@@ -1,8 +1,9 @@
 """Per-file results cached with the dataset, so a scheduled re-run only processes new or changed files.
 
 Key: the file's path and sha256, the code fingerprint and the policy hash — any change to one of them
-is a miss. Entries are JSON (not pickle: a cache folder must never be a way to run code), the records
-as columns, compressed with zstd, with a digest of their bytes; written aside and renamed into place.
+is a miss. Entries are JSON and an Arrow IPC file of the records (not pickle: a cache folder must never
+be a way to run code), compressed with zstd, with a digest of their bytes; written aside and renamed into
+place.
 After a published run, entries that run did not use are removed, so files deleted from the input leave
 nothing behind. Everything here is disposable: an entry that cannot be read, fails its digest or cannot
 be written is recomputed (``FileCache.problems`` says which, for the run's log), never an error.
@@ -19,9 +20,11 @@ from pathlib import Path
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_hygiene.atomic import TMP, write_atomic
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFile, SourceReport
+from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, ipc_file, record_table, records_of
 from corpus_hygiene.runinfo import code_fingerprint
 
 
@@ -30,96 +33,93 @@ def cache_dir_for(dataset_dir: Path | str) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.cache"
 
 
-# One entry: a format tag, the JSON's length and its compressed length (8 bytes each, little-endian), a
-# blake2b digest of the rest, the JSON compressed with zstd, then the records' signatures and text keys as
-# they are (random bytes: zstd cannot shrink them, and in the JSON, as base64, they would be a third of
-# what orjson parses). Columns rather than one object a record, and zstd rather than gzip, halve the time
-# a re-run reads entries.
-SUFFIX = ".json.zst"
-_MAGIC = b"chz3"
+# One entry: a format tag, a blake2b digest of the rest, the length of the next part (8 bytes,
+# little-endian), then two parts compressed with zstd, each after its length: the JSON (the source report,
+# the rejected paragraphs), and the records as an Arrow IPC file (``staging.STAGED_SCHEMA``). A hit is
+# staged as the table it is read as, not as a Python object a field.
+SUFFIX = ".entry"
+_MAGIC = b"chz4"
 _DIGEST = 16
-_HEAD = 20 + _DIGEST  # tag, JSON length, compressed length, digest
-_CODEC = pa.Codec("zstd", compression_level=3)
-_ENTRY_GLOBS = (f"*{SUFFIX}", "*.json.gz")  # the second: the format before, removed by the next prune
-_BINARY = ("signature", "text_key")  # stored after the JSON, fixed-size values end to end
-_FIELDS = tuple(f.name for f in dataclasses.fields(Record) if f.name not in _BINARY)  # in __init__ order
-
-
-def _column(values: list) -> list | dict:
-    """A column of one repeated value (a file's source_file, venue, header…) is stored once."""
-    return {"one": values[0]} if values and values.count(values[0]) == len(values) else values
-
-
-def _values(column: list | dict, n: int) -> list:
-    return [column["one"]] * n if isinstance(column, dict) else column
+_HEAD = 4 + _DIGEST  # tag, digest
+_CODEC = pa.Codec("zstd", compression_level=1)
+_ENTRY_GLOBS = (f"*{SUFFIX}", "*.json.zst", "*.json.gz")  # and the formats before: removed by the next prune
 
 
 def _to_json(result: FileResult) -> dict:
-    recs = result.records
-    columns = {name: [getattr(rec, name) for rec in recs] for name in _FIELDS}
-    # text_raw equal to text (nothing was repaired) is stored once; read back as the same object
-    columns["text_raw"] = [None if rec.text_raw == rec.text else rec.text_raw for rec in recs]
     return {
         "source": dataclasses.asdict(result.source),
-        "n_records": len(recs),
-        "records": {name: _column(values) for name, values in columns.items()},
-        "signature_size": len(recs[0].signature) if recs else 0,  # the values follow the JSON
-        "text_key_size": len(recs[0].text_key) if recs else 0,
+        "n_records": len(result.records),
         "rejected": [dataclasses.asdict(r) for r in result.rejected],
         "checked": result.checked,
     }
 
 
-def _from_json(data: dict, tail: bytes) -> FileResult:
-    """``tail``: the records' signatures, then their text keys, each of the size the JSON gives."""
+def _from_json(data: dict) -> FileResult:
     src = dict(data["source"])
     src["header"] = Header(**src["header"]) if src["header"] else None
     src["decode_repairs"] = tuple(src["decode_repairs"])
-    n, sig, key = data["n_records"], data["signature_size"], data["text_key_size"]
-    if not isinstance(n, int) or len(tail) != n * (sig + key):
-        raise ValueError("signatures and text keys do not match the records")
-    signatures = [tail[i * sig : (i + 1) * sig] for i in range(n)]
-    text_keys = [tail[n * sig + i * key : n * sig + (i + 1) * key] for i in range(n)]
-    columns = {name: _values(data["records"][name], n) for name in _FIELDS}
-    if any(len(values) != n for values in columns.values()):
-        raise ValueError("record columns of different lengths")
-    raws = zip(columns["text_raw"], columns["text"], strict=True)
-    columns["text_raw"] = [text if raw is None else raw for raw, text in raws]
-    shared: dict = {}  # one object per distinct value: JSON makes a new one for every record
-    columns["fixes"] = [shared.setdefault(f := tuple(fixes), f) for fixes in columns["fixes"]]
-    columns["lost_words"] = [tuple(words) for words in columns["lost_words"]]
-    columns["lang"] = [shared.setdefault(lang, lang) for lang in columns["lang"]]
     return FileResult(
         source=SourceReport(**src),
-        records=list(map(Record, *columns.values(), signatures, text_keys)),
         rejected=[Rejected(**r) for r in data["rejected"]],
         checked=data["checked"],
     )
 
 
+_RAW = STAGED_SCHEMA.get_field_index("text_raw")
+
+
+def _zstd(data: bytes) -> bytes:
+    """``data`` compressed, after its length (8 bytes)."""
+    return len(data).to_bytes(8, "little") + _CODEC.compress(data, asbytes=True)
+
+
+def _unzstd(data: bytes) -> bytes:
+    size = int.from_bytes(data[:8], "little")
+    if len(data) < 8 or size > 1024 * len(data) + (1 << 20):  # no huge allocation if damaged
+        raise ValueError("damaged cache entry")
+    return _CODEC.decompress(data[8:], decompressed_size=size, asbytes=True)
+
+
+def _records_ipc(records: list[Record]) -> bytes:
+    """The records as an IPC file; a text_raw equal to its text (nothing was repaired) is stored once,
+    as null."""
+    if not records:
+        return b""
+    table = record_table(records)
+    raw = table["text_raw"]
+    return ipc_file(table.set_column(_RAW, "text_raw", pc.if_else(pc.equal(raw, table["text"]), None, raw)))
+
+
+def _records_table(data: bytes, n: int) -> pa.Table:
+    table = pa.ipc.open_file(pa.py_buffer(data)).read_all() if data else STAGED_SCHEMA.empty_table()
+    table = table.set_column(_RAW, "text_raw", pc.coalesce(table["text_raw"], table["text"]))
+    if table.schema != STAGED_SCHEMA or table.num_rows != n:
+        raise ValueError("the records do not match the entry")
+    return table
+
+
 def encode(result: FileResult) -> bytes:
-    raw = orjson.dumps(_to_json(result))
-    packed = _CODEC.compress(raw, asbytes=True)
-    recs = result.records
-    signatures, text_keys = b"".join(r.signature for r in recs), b"".join(r.text_key for r in recs)
-    n = len(recs)
-    if recs and (len(signatures), len(text_keys)) != (n * len(recs[0].signature), n * len(recs[0].text_key)):
-        raise ValueError("records with signatures or text keys of different sizes")
-    body = b"".join([packed, signatures, text_keys])
-    digest = hashlib.blake2b(body, digest_size=_DIGEST).digest()
-    return _MAGIC + len(raw).to_bytes(8, "little") + len(packed).to_bytes(8, "little") + digest + body
+    head = _zstd(orjson.dumps(_to_json(result)))
+    body = len(head).to_bytes(8, "little") + head + _zstd(_records_ipc(result.records))
+    return _MAGIC + hashlib.blake2b(body, digest_size=_DIGEST).digest() + body
+
+
+def read_entry(blob: bytes) -> tuple[FileResult, pa.Table]:
+    """An entry's result without its records, and its records as a table of ``STAGED_SCHEMA``."""
+    if blob[:4] != _MAGIC:
+        raise ValueError("not a corpus-hygiene cache entry (or one of an earlier format)")
+    body = blob[_HEAD:]
+    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != blob[4:_HEAD]:
+        raise ValueError("the entry does not match its digest")
+    head = int.from_bytes(body[:8], "little") + 8
+    data = orjson.loads(_unzstd(body[8:head]))
+    return _from_json(data), _records_table(_unzstd(body[head:]), data["n_records"])
 
 
 def decode(blob: bytes) -> FileResult:
-    if blob[:4] != _MAGIC:
-        raise ValueError("not a corpus-hygiene cache entry (or one of an earlier format)")
-    size, packed = int.from_bytes(blob[4:12], "little"), int.from_bytes(blob[12:20], "little")
-    if hashlib.blake2b(blob[_HEAD:], digest_size=_DIGEST).digest() != blob[20:_HEAD]:
-        raise ValueError("the entry does not match its digest")
-    if packed > len(blob) - _HEAD or size > 1024 * packed + (1 << 20):  # no huge allocation if damaged
-        raise ValueError("damaged cache entry")
-    raw = _CODEC.decompress(blob[_HEAD : _HEAD + packed], decompressed_size=size, asbytes=True)
-    return _from_json(orjson.loads(raw), blob[_HEAD + packed :])
+    result, table = read_entry(blob)
+    result.records = records_of(table)
+    return result
 
 
 def _remove(path: Path) -> None:
@@ -141,9 +141,17 @@ class FileCache:
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def get(self, key: str) -> FileResult | None:
+        entry = self._read(key)
+        if entry is None:
+            return None
+        result, table = entry
+        result.records = records_of(table)
+        return result
+
+    def _read(self, key: str) -> tuple[FileResult, pa.Table] | None:
         path = self.folder / f"{key}{SUFFIX}"
         try:
-            return decode(path.read_bytes())
+            return read_entry(path.read_bytes())
         except FileNotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - damaged in any way: recomputed and overwritten
@@ -161,15 +169,16 @@ class FileCache:
 
     def hits(
         self, files: list[SourceFile], sha256_of: dict[str, str | None], policy_sha256: str
-    ) -> Iterator[FileResult]:
+    ) -> Iterator[tuple[FileResult, pa.Table]]:
         """The cached results of the files whose content hash (``sha256_of``) has an entry, one at a
-        time: the flow stages these itself and maps a task over the other files only."""
+        time, each without its records and with them as a table (``read_entry``): the flow stages these
+        itself and maps a task over the other files only."""
         for src in files:
             sha = sha256_of.get(src.rel_path)
-            result = self.get(self.key(src.rel_path, sha, policy_sha256)) if sha else None
-            if result is not None:
-                result.source.cached = True
-                yield result
+            entry = self._read(self.key(src.rel_path, sha, policy_sha256)) if sha else None
+            if entry is not None:
+                entry[0].source.cached = True
+                yield entry
 
     def keys_of(self, sources: list[SourceReport], policy_sha256: str) -> set[str]:
         return {self.key(s.source_file, s.sha256, policy_sha256) for s in sources if s.sha256}

@@ -97,22 +97,50 @@ class Packed:
     records: bytes
 
 
+def record_table(records: Sequence[Record]) -> pa.Table:
+    """Records as a table of ``STAGED_SCHEMA``."""
+    # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
+    # harmless here, the records go once packed
+    columns = _columns(records) if records else [()] * len(STAGED_SCHEMA)
+    arrays = [pa.array(values, f.type) for f, values in zip(STAGED_SCHEMA, columns, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=STAGED_SCHEMA)
+
+
+def records_of(table: pa.Table) -> list[Record]:
+    """The inverse of ``record_table``: the Records again, their lists as tuples."""
+    columns = [table[name].to_pylist() for name in STAGED_SCHEMA.names]
+    for name in ("fixes", "lost_words"):
+        columns[STAGED_SCHEMA.get_field_index(name)] = list(map(tuple, table[name].to_pylist()))
+    return list(map(Record, *columns))
+
+
+def ipc_file(table: pa.Table, options: pa.ipc.IpcWriteOptions | None = None) -> bytes:
+    """``table`` as the bytes of an Arrow IPC file."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _checked(results: list[FileResult], rows: list[int]) -> None:
+    if any(n and not r.checked for r, n in zip(results, rows, strict=True)):
+        raise ValueError("only checked results are staged: the record checks read the records")
+
+
 def pack(results: list[FileResult]) -> Packed:
     """The batch packed for ``RecordStore.add``. Only checked results: the record checks read the records."""
-    if any(r.records and not r.checked for r in results):
-        raise ValueError("only checked results are staged: the record checks read the records")
+    _checked(results, [len(r.records) for r in results])
     records = [rec for r in results for rec in r.records]
-    data = b""
-    if records:
-        # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
-        # harmless here, the records go once packed
-        columns = _columns(records)
-        arrays = [pa.array(values, f.type) for f, values in zip(STAGED_SCHEMA, columns, strict=True)]
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_file(sink, STAGED_SCHEMA) as writer:
-            writer.write_table(pa.Table.from_arrays(arrays, schema=STAGED_SCHEMA))
-        data = sink.getvalue().to_pybytes()
-    return Packed([FileResult(r.source, [], r.rejected, r.checked) for r in results], data)
+    light = [FileResult(r.source, [], r.rejected, r.checked) for r in results]
+    return Packed(light, ipc_file(record_table(records)) if records else b"")
+
+
+def pack_tables(results: list[FileResult], tables: list[pa.Table]) -> Packed:
+    """``pack`` of results read without their records and each one's records as a table of
+    ``STAGED_SCHEMA`` (how the per-file cache's hits are read)."""
+    _checked(results, [t.num_rows for t in tables])
+    rows = pa.concat_tables(tables) if tables else None  # a record batch a file
+    return Packed(results, ipc_file(rows) if rows is not None and rows.num_rows else b"")
 
 
 def _shared(column: pa.ChunkedArray) -> list[str]:
