@@ -4,6 +4,7 @@ import gc
 import pickle
 import shutil
 from dataclasses import fields, replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
             (r.source, r.rejected, []) for r in batch
         ]
     assert len(store) == len(records)
-    assert store.keys == [
+    assert list(store.keys) == [
         RecordKey(i, r.record_id, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)
         for i, r in enumerate(records)
     ]
@@ -70,12 +71,20 @@ def test_a_column_reads_by_index_slice_iteration_and_index_array():
     texts = [f"text {i}" for i in range(10)]
     store = _store_of(texts, 3)  # four files
     keys = store.keys[::-1]
-    column = store.column("text", keys)
+    column = store.column("text", keys.pos)
     assert len(column) == 10 and column[0] == "text 9" and column[-1] == "text 0"
     assert column[2:5] == ["text 7", "text 6", "text 5"]
     assert list(column) == texts[::-1]
     assert column.take(np.array([9, 0, 4])) == ["text 0", "text 9", "text 5"]
     assert store.take(["text"], []).column(0).to_pylist() == []
+
+
+def test_no_staged_file_stays_mapped_once_its_keys_or_columns_are_read():
+    """A view of a mapped file (a key column, a slice) would keep the file's pages in the process."""
+    store = _store_of([f"text {i}" for i in range(10)], 3)
+    keys, texts = store.keys, store.column("text", store.keys.pos)[2:9]
+    maps = Path("/proc/self/maps").read_text()
+    assert str(store.folder) not in maps and len(keys) == 10 and len(texts) == 7
 
 
 def test_the_store_folder_goes_with_remove_or_with_the_store(tmp_path):

@@ -19,7 +19,7 @@ from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.pipeline.rows import RecordRows, column
-from corpus_hygiene.pipeline.staging import RecordKey, RecordStore
+from corpus_hygiene.pipeline.staging import Keys, RecordKey, RecordStore
 
 if TYPE_CHECKING:
     from corpus_hygiene.dedup.near import PairSearch
@@ -89,17 +89,17 @@ def assemble(
     store = store if store is not None else RecordStore()
     results = store.add(results)
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
-    records = store.keys
+    keys = store.keys
     rejected = list(refused) + [rej for r in results for rej in r.rejected]
     names = {c.name for c in RECORD_CHECKS}
     failed_by = Counter(rej.reason for rej in rejected if rej.reason in names)
-    checked = len(records) + sum(failed_by.values())
+    checked = len(keys) + sum(failed_by.values())
     out.check_counts = {
         c.name: {"checked": checked, "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
     verified: list[VerifiedPair] = []
-    kept, dups = deduplicate(records, policy.dedup_config(), memo, verified, search, store.column)
+    kept, dups = deduplicate(keys, policy.dedup_config(), memo, verified, search, store.column)
     out.pairs = sorted(
         (
             {
@@ -115,14 +115,15 @@ def assemble(
         ),
         key=lambda r: (r["source_file"], r["source_line"], r["candidate_ref"]),
     )
-    kept.sort(key=_provenance)
+    kept = kept.take(kept.provenance_order())
     by_canonical: dict[int, list[RecordKey]] = {}
     for d in dups:
         by_canonical.setdefault(d.canonical.pos, []).append(d.record)
+    row_of = np.zeros(len(keys), np.int64)
+    row_of[kept.pos] = np.arange(len(kept))
     also_in = {  # by row: the refs of the copies a kept record stands for
-        i: [r.ref for r in sorted(by_canonical[rec.pos], key=_provenance)]
-        for i, rec in enumerate(kept)
-        if rec.pos in by_canonical
+        int(row_of[pos]): [r.ref for r in sorted(copies, key=_provenance)]
+        for pos, copies in by_canonical.items()
     }
     out.records = RecordRows(kept, also_in, store)
     dups.sort(key=lambda d: _provenance(d.record))
@@ -160,9 +161,9 @@ def assemble(
         "duplicates": len(out.duplicates),
         "quarantined": len(out.quarantine),
     }
-    placed = kept + [d.record for d in dups]
+    placed = np.concatenate([kept.pos, np.array([d.record.pos for d in dups], np.int64)])
     seen = Counter((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
-    check_accounting(out.counts, records, placed, _expected_rejections(results, refused), seen)
+    check_accounting(out.counts, keys, placed, _expected_rejections(results, refused), seen)
     return out
 
 
@@ -178,11 +179,11 @@ def _expected_rejections(results: list[FileResult], refused: list[Rejected]) -> 
 
 
 def check_accounting(
-    counts: dict[str, int], staged: list[RecordKey], placed: list[RecordKey], expected: Counter, seen: Counter
+    counts: dict[str, int], staged: Keys, placed: np.ndarray, expected: Counter, seen: Counter
 ) -> None:
-    """Every staged record in the records or duplicates table exactly once (``placed``), every
-    rejection in quarantine once, and ingested = kept + duplicates + quarantined."""
-    times = np.bincount(np.fromiter((k.pos for k in placed), np.int64, len(placed)), minlength=len(staged))
+    """Every staged record in the records or duplicates table exactly once (``placed``: their positions),
+    every rejection in quarantine once, and ingested = kept + duplicates + quarantined."""
+    times = np.bincount(placed, minlength=len(staged))
     missing = [staged[i].ref for i in np.flatnonzero(times == 0)[:21].tolist()]
     missing += [_ref(f, line or None) for f, line in sorted(expected - seen)]
     extra = [staged[i].ref for i in np.flatnonzero(times > 1)[:21].tolist()]

@@ -11,22 +11,21 @@ about twice the column-by-column conversion.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from operator import attrgetter
 
 import pyarrow as pa
 
-from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore
+from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, Keys, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
 class RecordRows(Sequence):
-    """The kept records (``staging.RecordKey``, already in the table's order) and, by position, the refs
+    """The kept records' keys (``staging.Keys``, already in the table's order) and, by row, the refs
     of the duplicates each stands for (``also_in``, sorted; positions without duplicates are absent).
     The columns a key holds come from the keys; the others are read from the ``store``."""
 
     __slots__ = ("_keys", "_also_in", "_store")
 
-    def __init__(self, keys: list[RecordKey], also_in: Mapping[int, list[str]], store: RecordStore) -> None:
+    def __init__(self, keys: Keys, also_in: Mapping[int, list[str]], store: RecordStore) -> None:
         self._keys, self._also_in, self._store = keys, also_in, store
 
     def __len__(self) -> int:
@@ -41,10 +40,10 @@ class RecordRows(Sequence):
         return map(self._row, range(len(self)))
 
     def _row(self, i: int) -> dict:
-        row = self._store.take(STAGED_SCHEMA.names, [self._keys[i].pos]).to_pylist()[0]
+        row = self._store.take(STAGED_SCHEMA.names, [self._keys.pos[i]]).to_pylist()[0]
         also = self._also_in.get(i, [])
         row |= {
-            "n_chars": self._keys[i].n_chars,
+            "n_chars": int(self._keys.n_chars[i]),
             "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
             "dup_count": len(also),
             "also_in": list(also),
@@ -55,7 +54,7 @@ class RecordRows(Sequence):
         """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them."""
         hi = len(self) if hi is None else min(hi, len(self))
         if name in _FROM_KEYS:
-            return list(map(attrgetter(name), self._keys[lo:hi]))
+            return self._keys[lo:hi].arrow(name).to_pylist()
         if name == "pii":
             pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
             return pii.to_pylist()
@@ -67,7 +66,7 @@ class RecordRows(Sequence):
         return self._stored([name], lo, hi).column(0).to_pylist()
 
     def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
-        return self._store.take(names, [k.pos for k in self._keys[lo:hi]])
+        return self._store.take(names, self._keys.pos[lo:hi])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
         """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; the stored
@@ -75,15 +74,19 @@ class RecordRows(Sequence):
         as_stored = [
             f.name for f in schema if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type
         ]
-        read = self._stored(as_stored, lo, hi)
+        read, keys = self._stored(as_stored, lo, hi), self._keys[lo:hi]
         arrays = [
-            read.column(f.name) if f.name in as_stored else _array(self.column(f.name, lo, hi), f.type)
+            read.column(f.name)
+            if f.name in as_stored
+            else keys.arrow(f.name).cast(f.type)
+            if f.name in _FROM_KEYS
+            else _array(self.column(f.name, lo, hi), f.type)
             for f in schema
         ]
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-# the records table's columns (a row's keys, in order), those a RecordKey holds, and those read from the store
+# the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
 _ROW = (
     *("record_id", "source_file", "source_line", "venue", "year", "header_label", "header_lang", "text"),
     *("text_raw", "lang", "lang_confidence", "n_chars", *SIGNAL_COLUMNS, "pii", "fixes", "lost_words"),

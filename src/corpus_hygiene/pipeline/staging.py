@@ -2,9 +2,9 @@
 
 A batch's records are packed into the bytes of one Arrow IPC file where they are made (``pack``: on a
 Dask worker, or in the flow), every field included, text and signature; the flow writes them to the
-store as they arrive and keeps a ``RecordKey`` a record: what exact dedup, the canonical rank and the
-provenance order need. The global stages read the other columns back by
-position (``take``), a slice at a time: the near-duplicate search its texts and signatures, the gates and
+store as they arrive and keeps their ``Keys``, as columns: what exact dedup, the canonical rank and the
+provenance order need. The global stages read the other columns back by position (``take``), a slice at
+a time: the near-duplicate search its texts and signatures, the gates and
 the Parquet files their rows, the report a few texts. The files are memory-mapped only while a slice is
 read from them, so the pages read do not stay in the process.
 """
@@ -59,7 +59,7 @@ READ_ROWS = 65_536  # rows read back at a time when a whole column is iterated
 
 @dataclass(frozen=True, slots=True)
 class RecordKey:
-    """What the flow keeps of a staged record: its position in the store, and the fields of its
+    """One staged record's key (``Keys[i]``): its position in the store, and the fields of its
     identity, canonical rank (``dedup.exact.canonical_rank``) and CJK flag."""
 
     pos: int
@@ -73,6 +73,106 @@ class RecordKey:
     @property
     def ref(self) -> str:
         return f"{self.source_file}:{self.source_line}"
+
+
+class Codes:
+    """Strings of few distinct values (file names, languages) as int32 codes into ``values``."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._code: dict[str, int] = {}
+
+    def encode(self, column: pa.ChunkedArray | pa.Array | Sequence[str]) -> np.ndarray:
+        encoded = pc.dictionary_encode(column)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        of = [self._code.setdefault(v, len(self._code)) for v in encoded.dictionary.to_pylist()]
+        self.values = list(self._code)
+        return np.asarray(of, np.int32)[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def ranks(self) -> np.ndarray:
+        """Each code's rank in the values' sorted order (Python's str order: by code point)."""
+        ranks = np.empty(len(self.values), np.int64)
+        ranks[sorted(range(len(self.values)), key=self.values.__getitem__)] = np.arange(len(self.values))
+        return ranks
+
+    def arrow(self, codes: np.ndarray) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), self.values).cast(pa.string())
+
+
+@dataclass(frozen=True, eq=False)
+class Keys(Sequence):
+    """The keys of staged records as columns (numbers and codes, not a Python object a record):
+    ``Keys[i]`` is the ``RecordKey`` of one; ``take`` a subset in a given order."""
+
+    pos: np.ndarray  # int64: each record's position in the store
+    record_id: pa.Array
+    source_file: np.ndarray  # codes into files.values
+    source_line: np.ndarray
+    n_fixes: np.ndarray
+    n_chars: np.ndarray  # code points: len() of the text
+    lang: np.ndarray  # codes into langs.values
+    files: Codes
+    langs: Codes
+
+    @classmethod
+    def of(cls, records: Sequence[Record]) -> Keys:
+        """The keys of records in memory (position i: the i-th record)."""
+        files, langs = Codes(), Codes()
+        return cls(
+            np.arange(len(records), dtype=np.int64),
+            pa.array([r.record_id for r in records], pa.string()),
+            files.encode(pa.array([r.source_file for r in records], pa.string())),
+            np.array([r.source_line for r in records], np.int32),
+            np.array([r.n_fixes for r in records], np.int32),
+            np.array([r.n_chars for r in records], np.int32),
+            langs.encode(pa.array([r.lang for r in records], pa.string())),
+            files,
+            langs,
+        )
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self.take(np.arange(len(self))[i])
+        return RecordKey(
+            int(self.pos[i]),
+            self.record_id[i].as_py(),
+            self.files.values[self.source_file[i]],
+            int(self.source_line[i]),
+            int(self.n_fixes[i]),
+            int(self.n_chars[i]),
+            self.langs.values[self.lang[i]],
+        )
+
+    def take(self, indices: np.ndarray) -> Keys:
+        """The keys at ``indices`` (of this table, not store positions), in that order."""
+        at = np.asarray(indices, np.int64)
+        return Keys(
+            self.pos[at],
+            self.record_id.take(pa.array(at)),
+            self.source_file[at],
+            self.source_line[at],
+            self.n_fixes[at],
+            self.n_chars[at],
+            self.lang[at],
+            self.files,
+            self.langs,
+        )
+
+    def provenance_order(self) -> np.ndarray:
+        """Indices that sort the keys by (source_file, source_line): the output tables' order."""
+        return np.lexsort((self.source_line, self.files.ranks()[self.source_file]))
+
+    def arrow(self, name: str) -> pa.Array:
+        """Column ``name`` (a ``RecordKey`` field) as an Arrow array."""
+        if name == "record_id":
+            return self.record_id
+        if name in ("source_file", "lang"):
+            return (self.files if name == "source_file" else self.langs).arrow(getattr(self, name))
+        return pa.array(getattr(self, name))
 
 
 _FIELDS = attrgetter(*STAGED_SCHEMA.names)
@@ -143,13 +243,6 @@ def pack_tables(results: list[FileResult], tables: list[pa.Table]) -> Packed:
     return Packed(results, ipc_file(rows) if rows is not None and rows.num_rows else b"")
 
 
-def _shared(column: pa.ChunkedArray) -> list[str]:
-    """A column of few distinct strings as Python strs, one object a distinct value."""
-    encoded = pc.dictionary_encode(column).combine_chunks()
-    values = encoded.dictionary.to_pylist()
-    return [values[i] for i in encoded.indices.to_pylist()]
-
-
 class RecordStore:
     """Records staged in ``folder`` (made here; removed by ``remove``, or when the store is collected).
     Without a folder, a temporary one: callers outside the flow (tests, benchmarks) stage there."""
@@ -164,15 +257,32 @@ class RecordStore:
             except OSError as exc:
                 raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self.keys: list[RecordKey] = []
         self._parts: list[Path] = []
         self._starts: list[int] = [0]  # the first position of each part, then the total
+        self._files, self._langs = Codes(), Codes()
+        self._key_parts: list[tuple] = []  # each part's key columns, joined by ``keys``
+        self._keys: Keys | None = None
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self._starts[-1]
 
     def remove(self) -> None:
         self._cleanup()
+
+    @property
+    def keys(self) -> Keys:
+        """Every staged record's key, by position."""
+        if self._keys is None or len(self._keys) != len(self):
+            parts = list(zip(*self._key_parts, strict=True)) or [[]] * 6
+            ids, numbers = parts[0], [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts[1:]]
+            self._keys = Keys(
+                np.arange(len(self), dtype=np.int64),
+                pa.concat_arrays(ids) if ids else pa.array([], pa.string()),
+                *numbers,
+                self._files,
+                self._langs,
+            )
+        return self._keys
 
     def add(self, batch: Packed | list[FileResult]) -> list[FileResult]:
         """Stage the records of a batch of results (``pack`` them first, where they are made, for less
@@ -188,20 +298,21 @@ class RecordStore:
                 raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_file(source).read_all()
-                n, at = table.num_rows, len(self.keys)
-                self.keys += map(
-                    RecordKey,
-                    range(at, at + n),
-                    table["record_id"].to_pylist(),
-                    _shared(table["source_file"]),
-                    table["source_line"].to_pylist(),
-                    pc.list_value_length(table["fixes"]).to_pylist(),
-                    pc.utf8_length(table["text"]).to_pylist(),  # code points: len() of the str
-                    _shared(table["lang"]),
+                self._key_parts.append(
+                    (
+                        # copies, not views of the mapped file: those would keep its pages
+                        pc.take(table["record_id"], pa.array(np.arange(table.num_rows))).combine_chunks(),
+                        self._files.encode(table["source_file"]),
+                        table["source_line"].to_numpy().astype(np.int32),  # astype copies
+                        pc.list_value_length(table["fixes"]).to_numpy().astype(np.int32),
+                        pc.utf8_length(table["text"]).to_numpy().astype(np.int32),  # code points, as len()
+                        self._langs.encode(table["lang"]),
+                    )
                 )
+                n = table.num_rows
                 del table
             self._parts.append(path)
-            self._starts.append(len(self.keys))
+            self._starts.append(self._starts[-1] + n)
         return batch.results
 
     def take(self, names: Sequence[str], positions: Sequence[int] | np.ndarray) -> pa.Table:
@@ -221,9 +332,9 @@ class RecordStore:
         back = pa.array(np.argsort(order, kind="stable"))  # grouped by file: back to the order asked
         return pa.concat_tables(pieces).take(back).combine_chunks()
 
-    def column(self, name: str, keys: Sequence[RecordKey]) -> StagedColumn:
-        """Column ``name`` of ``keys``' records, read when it is indexed or iterated."""
-        return StagedColumn(self, name, np.fromiter((k.pos for k in keys), np.int64, count=len(keys)))
+    def column(self, name: str, positions: np.ndarray) -> StagedColumn:
+        """Column ``name`` of the records at ``positions``, read when it is indexed or iterated."""
+        return StagedColumn(self, name, np.asarray(positions, np.int64))
 
 
 class StagedColumn(Sequence):
