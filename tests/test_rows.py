@@ -1,17 +1,19 @@
-"""rows.RecordRows: the records table without a dict per row gives what the dicts gave, to the byte."""
+"""rows.RecordRows and DuplicateRows: tables without a dict per row, or without their texts, give what
+the dicts gave, to the byte."""
 
 import hashlib
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.models import FileResult, SourceReport
-from corpus_hygiene.pipeline.rows import RecordRows, column, to_arrow
+from corpus_hygiene.pipeline.rows import DuplicateRows, RecordRows, column, to_arrow
 from corpus_hygiene.pipeline.staging import RecordStore
 from corpus_hygiene.publish.dataset import TABLES, write_slices
 
@@ -62,6 +64,31 @@ def test_rows_columns_and_arrow_equal_what_dicts_give(data):
         assert column(rows, field.name) == column(dicts, field.name)
     for lo, hi in ((0, len(dicts)), (1, 3), (len(dicts), len(dicts) + 5)):
         assert to_arrow(rows, lo, hi, SCHEMA).equals(pa.Table.from_pylist(dicts[lo:hi], schema=SCHEMA))
+
+
+@given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))
+def test_duplicate_rows_read_their_texts_back_and_give_what_dicts_give(results, rng):
+    records = [r for result in results for r in result.records]
+    store = RecordStore()
+    store.add([FileResult(SourceReport("x.txt", 0), records, [], True)])
+    order = rng.sample(range(len(records)), len(records))  # a duplicates table's order is not the store's
+    dicts = [
+        {"source_file": records[i].source_file, "source_line": records[i].source_line, "canonical_id": "c",
+         "canonical_ref": "c.txt:1", "kind": "exact", "similarity": 1.0, "reason": "r",
+         "text_raw": records[i].text_raw}
+        for i in order
+    ]  # fmt: skip
+    rows = DuplicateRows(
+        [{k: v for k, v in d.items() if k != "text_raw"} for d in dicts], np.array(order), store
+    )
+    assert len(rows) == len(dicts) and list(rows) == dicts and rows[:] == dicts and rows[::2] == dicts[::2]
+    if dicts:
+        assert rows[-1] == dicts[-1] and rows[1:3] == dicts[1:3]
+    schema = TABLES["duplicates"]
+    for field in schema:
+        assert column(rows, field.name) == column(dicts, field.name)
+    for lo, hi in ((0, len(dicts)), (1, 3), (len(dicts), len(dicts) + 5)):
+        assert to_arrow(rows, lo, hi, schema).equals(pa.Table.from_pylist(dicts[lo:hi], schema=schema))
 
 
 @settings(max_examples=40)

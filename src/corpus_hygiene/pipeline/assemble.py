@@ -18,7 +18,7 @@ from corpus_hygiene.dedup.exact import VerifiedPair, deduplicate
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
-from corpus_hygiene.pipeline.rows import RecordRows, column
+from corpus_hygiene.pipeline.rows import DuplicateRows, RecordRows, column
 from corpus_hygiene.pipeline.staging import Keys, RecordKey, RecordStore
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class AccountingError(Exception):
 @dataclass(slots=True)
 class Assembled:
     records: RecordRows | list[dict] = field(default_factory=list)  # rows.py: no dict per row
-    duplicates: list[dict] = field(default_factory=list)
+    duplicates: DuplicateRows | list[dict] = field(default_factory=list)  # rows.py: texts stay staged
     quarantine: list[dict] = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)  # every verified near-duplicate pair (the audit's)
     sources: list[SourceReport] = field(default_factory=list)
@@ -127,8 +127,7 @@ def assemble(
     }
     out.records = RecordRows(kept, also_in, store)
     dups.sort(key=lambda d: _provenance(d.record))
-    texts = store.take(["text_raw"], [d.record.pos for d in dups]).column(0).to_pylist()
-    out.duplicates = [
+    rows = [
         {
             "source_file": d.record.source_file,
             "source_line": d.record.source_line,
@@ -137,10 +136,10 @@ def assemble(
             "kind": d.kind,
             "similarity": d.similarity,
             "reason": d.reason,
-            "text_raw": text,
         }
-        for d, text in zip(dups, texts, strict=True)
+        for d in dups
     ]
+    out.duplicates = DuplicateRows(rows, np.array([d.record.pos for d in dups], np.int64), store)
     out.quarantine = sorted(
         (_quarantine_row(rej) for rej in rejected),
         key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
-from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, Keys, RecordStore
+from corpus_hygiene.pipeline.staging import READ_ROWS, STAGED_SCHEMA, Keys, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
@@ -54,7 +55,7 @@ class RecordRows(Sequence):
         """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them."""
         hi = len(self) if hi is None else min(hi, len(self))
         if name in _FROM_KEYS:
-            return self._keys[lo:hi].arrow(name).to_pylist()
+            return self._keys[lo:hi].values(name)
         if name == "pii":
             pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
             return pii.to_pylist()
@@ -86,6 +87,45 @@ class RecordRows(Sequence):
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
+class DuplicateRows(Sequence):
+    """The duplicates table's rows: dicts without ``text_raw``, which stays staged, read by position
+    (``positions``, one a row) when rows, the column or an Arrow slice are asked for."""
+
+    __slots__ = ("_rows", "_positions", "_store")
+
+    def __init__(self, rows: list[dict], positions: np.ndarray, store: RecordStore) -> None:
+        self._rows, self._positions, self._store = rows, positions, store
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(len(self))
+            texts = self.column("text_raw", lo, hi)[::step]
+            return [row | {"text_raw": text} for row, text in zip(self._rows[i], texts, strict=True)]
+        i = range(len(self))[i]
+        return self[i : i + 1][0]
+
+    def __iter__(self) -> Iterator[dict]:
+        for lo in range(0, len(self), READ_ROWS):
+            yield from self[lo : lo + READ_ROWS]
+
+    def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
+        if name == "text_raw":
+            return self._store.take(["text_raw"], self._positions[lo:hi]).column(0).to_pylist()
+        return [row[name] for row in self._rows[lo:hi]]
+
+    def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
+        arrays = [
+            self._store.take(["text_raw"], self._positions[lo:hi]).column(0).cast(f.type)
+            if f.name == "text_raw"
+            else _array(self.column(f.name, lo, hi), f.type)
+            for f in schema
+        ]
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
 # the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
 _ROW = (
     *("record_id", "source_file", "source_line", "venue", "year", "header_label", "header_lang", "text"),
@@ -110,12 +150,12 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
 
 def column(rows: Sequence[dict], name: str) -> list:
     """One column of a table's rows: without dicts for ``RecordRows``, from the dicts otherwise."""
-    return rows.column(name) if isinstance(rows, RecordRows) else [row[name] for row in rows]
+    return rows.column(name) if isinstance(rows, RecordRows | DuplicateRows) else [row[name] for row in rows]
 
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
-    if isinstance(rows, RecordRows):
+    if isinstance(rows, RecordRows | DuplicateRows):
         return rows.arrow(lo, hi, schema)
     part = rows[lo:hi]
     arrays = [_array([row.get(f.name) for row in part], f.type) for f in schema]

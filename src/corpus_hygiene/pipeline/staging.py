@@ -136,7 +136,7 @@ class Keys(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return self.take(np.arange(len(self))[i])
+            return self.take(np.arange(*i.indices(len(self))))
         return RecordKey(
             int(self.pos[i]),
             self.record_id[i].as_py(),
@@ -173,6 +173,13 @@ class Keys(Sequence):
         if name in ("source_file", "lang"):
             return (self.files if name == "source_file" else self.langs).arrow(getattr(self, name))
         return pa.array(getattr(self, name))
+
+    def values(self, name: str) -> list:
+        """Column ``name`` as Python values; a file name or language is one shared str, not one a row."""
+        if name in ("source_file", "lang"):
+            values = (self.files if name == "source_file" else self.langs).values
+            return [values[c] for c in getattr(self, name).tolist()]
+        return self.arrow(name).to_pylist()
 
 
 _FIELDS = attrgetter(*STAGED_SCHEMA.names)

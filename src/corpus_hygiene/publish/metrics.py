@@ -18,7 +18,7 @@ from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 def source_rows(asm: Assembled) -> list[dict]:
     kept = Counter(column(asm.records, "source_file"))
-    dups = Counter(r["source_file"] for r in asm.duplicates)
+    dups = Counter(column(asm.duplicates, "source_file"))
     quar = Counter(r["source_file"] for r in asm.quarantine)
     rows = []
     for s in asm.sources:
@@ -167,9 +167,10 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
     for i, (f, line) in enumerate(refs):
         if f"{f}:{line}" in wanted:
             texts[f"{f}:{line}"] = asm.records[i]["text_raw"][:AUDIT_TEXT_CHARS]
-    for d in asm.duplicates:
-        if (ref := f"{d['source_file']}:{d['source_line']}") in wanted:
-            texts[ref] = d["text_raw"][:AUDIT_TEXT_CHARS]
+    refs = zip(column(asm.duplicates, "source_file"), column(asm.duplicates, "source_line"), strict=True)
+    for i, (f, line) in enumerate(refs):
+        if f"{f}:{line}" in wanted:
+            texts[f"{f}:{line}"] = asm.duplicates[i]["text_raw"][:AUDIT_TEXT_CHARS]
 
     def row(p: dict) -> dict:
         ref = f"{p['source_file']}:{p['source_line']}"
@@ -187,7 +188,7 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
         what_if.append(
             {"threshold": t, "near": len(near), "kept": asm.counts["kept"] + len(merged_now) - len(near)}
         )
-    removed = Counter(d["source_file"] for d in asm.duplicates)
+    removed = Counter(column(asm.duplicates, "source_file"))
     files = sorted(
         (
             {"file": src.source_file, "paragraphs": src.n_paragraphs, "duplicates": removed[src.source_file]}
