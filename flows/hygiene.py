@@ -257,7 +257,7 @@ def _hygiene(
             # around its new texts, here (a shuffle would move every row); a local cluster is closed
             # first: its workers' memory goes back to this machine for the global step.
             search = None
-            if client is not None and dask_address and not (memo is not None and memo.indexed):
+            if client is not None and dask_address and not (memo is not None and len(memo.indexed)):
                 search = ClusterSearch(client, logger)
             else:
                 cluster.close()

@@ -299,8 +299,8 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     path = memo_path(tmp_path, cfg)
     save_memo(path, first)
     again = load_memo(path)
-    assert again.indexed == set(first.next_indexed)
-    assert sorted(again.candidates) == sorted(first.next_candidates)
+    assert sorted(again.indexed.tolist()) == sorted(first.next_indexed.tolist())
+    assert sorted(map(tuple, again.candidates.tolist())) == sorted(map(tuple, first.next_candidates.tolist()))
 
     searched = []
     real = near.candidate_pairs
@@ -315,8 +315,8 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     assert _outcome(*deduplicate(grown, cfg, memo)) == _outcome(*deduplicate(grown, cfg))
     fresh = searched[0]
     assert fresh is not None and fresh.sum() == 1
-    assert index_key(text_key(grown[-1].text), False) in {k for pair in memo.next_candidates for k in pair}
-    assert index_key(text_key(records[0].text), False) not in memo.next_indexed  # removed: forgotten
+    assert index_key(text_key(grown[-1].text), False) in memo.next_candidates.ravel().tolist()
+    assert index_key(text_key(records[0].text), False) not in memo.next_indexed.tolist()  # removed: forgotten
     # a memo without candidates (older file, or first run) searches everything
     deduplicate(grown, cfg, PairMemo())
     assert searched[-1] is None
@@ -326,18 +326,19 @@ def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
     """The same clean text can come with another language (detected on the raw text), so another
     estimate floor: it is searched again, and the candidates are those of a run without memo."""
     from corpus_hygiene.dedup.near import _candidates_with_memo
-    from corpus_hygiene.incremental.pair_memo import PairMemo
+    from corpus_hygiene.incremental.pair_memo import PairMemo, index_keys
 
     cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5, min_candidate_jaccard_cjk=0.9)
     sig = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9]], dtype=np.uint32)
-    keys = [b"a" * 16, b"b" * 16]
+    keys = np.frombuffer(b"a" * 16 + b"b" * 16, np.uint8).reshape(2, 16)
     memo = PairMemo()
-    latin = _candidates_with_memo(sig, cfg, np.array([False, False]), keys, memo)
-    assert latin.tolist() == [1 * 2 + 0]  # 4 of 8 values agree: 0.5 reaches the floor of latin text
-    again = PairMemo(indexed=set(memo.next_indexed), candidates=memo.next_candidates)
+    latin = np.array([False, False])
+    assert _candidates_with_memo(sig, cfg, latin, index_keys(keys, latin), memo).tolist() == [1 * 2 + 0]
+    # 4 of 8 values agree: 0.5 reaches the floor of latin text, not the CJK floor
+    again = PairMemo(indexed=memo.next_indexed, candidates=memo.next_candidates)
     cjk = np.array([True, True])
-    assert candidate_pairs(sig, cfg, cjk).tolist() == []  # 0.5 is under the CJK floor
-    assert _candidates_with_memo(sig, cfg, cjk, keys, again).tolist() == []
+    assert candidate_pairs(sig, cfg, cjk).tolist() == []
+    assert _candidates_with_memo(sig, cfg, cjk, index_keys(keys, cjk), again).tolist() == []
 
 
 def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):
@@ -366,4 +367,5 @@ def test_text_keys_made_per_file_are_used_and_give_the_memo_the_same_pairs(monke
     monkeypatch.setattr(near, "text_key", lambda t: calls.append(t) or text_key(t))
     memo = PairMemo()
     assert _outcome(*deduplicate(keyed, cfg, memo)) == plain
-    assert calls == [] and memo.used == plain_memo.used and memo.next_indexed == plain_memo.next_indexed
+    assert calls == [] and memo.used == plain_memo.used
+    assert memo.next_indexed.tolist() == plain_memo.next_indexed.tolist()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -71,19 +72,19 @@ def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_
 
 def _memo(tmp_path):
     from corpus_hygiene.dedup.config import DedupConfig
-    from corpus_hygiene.incremental.pair_memo import PairMemo, memo_path, save_memo, text_key
+    from corpus_hygiene.incremental.pair_memo import INDEX_KEY, PairMemo, memo_path, save_memo, text_key
 
     memo = PairMemo()
     for i in range(5):
         memo.put((text_key(f"a{i}"), text_key(f"b{i}")), 0.5 + i / 10)
-    memo.record_candidates([text_key("a0") + b"\x00"], [(text_key("a0") + b"\x00", text_key("b0") + b"\x00")])
+    a0, b0 = (np.frombuffer(text_key(t) + b"\x00", INDEX_KEY) for t in ("a0", "b0"))
+    memo.record_candidates(a0, np.stack([a0, b0], axis=1))
     path = memo_path(tmp_path, DedupConfig())
     assert save_memo(path, memo) is None
     return path, memo
 
 
 def test_a_damaged_pair_memo_is_recomputed_never_an_error(tmp_path):
-    import numpy as np
 
     from corpus_hygiene.incremental.pair_memo import load_memo
 

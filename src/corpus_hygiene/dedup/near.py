@@ -32,7 +32,7 @@ import numpy as np
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.shingles import jaccard, shingles
-from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_key, text_key
+from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_keys, text_key
 from corpus_hygiene.wordlists import top_words
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -292,9 +292,27 @@ def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: 
         yield order[mine[keep]], order[other[keep]]
 
 
-def _pair_key(keys: list[bytes], i: int, j: int) -> tuple[bytes, bytes]:
+def _pair_key(keys: np.ndarray, i: int, j: int) -> tuple[bytes, bytes]:
     """The memo's key of a pair: its texts' keys in order (the similarity is symmetric)."""
-    return (keys[i], keys[j]) if keys[i] <= keys[j] else (keys[j], keys[i])
+    a, b = keys[i].tobytes(), keys[j].tobytes()
+    return (a, b) if a <= b else (b, a)
+
+
+KEY_ROWS = 65_536  # text keys read at a time
+
+
+def _key_rows(texts: Sequence[str], text_keys: Sequence[bytes]) -> np.ndarray:
+    """The texts' memo keys (``text_key``) as an (n, 16) array, read ``KEY_ROWS`` at a time (they may
+    be read from disk); one missing (a record made without one) is computed."""
+    n = len(texts)
+    rows = np.empty((n, TEXT_KEY_BYTES), np.uint8)
+    for lo in range(0, n, KEY_ROWS):
+        hi = min(n, lo + KEY_ROWS)
+        given = list(text_keys[lo:hi])
+        given += [b""] * (hi - lo - len(given))
+        keys = (k if len(k) == TEXT_KEY_BYTES else text_key(texts[lo + i]) for i, k in enumerate(given))
+        rows[lo:hi] = np.frombuffer(b"".join(keys), np.uint8).reshape(-1, TEXT_KEY_BYTES)
+    return rows
 
 
 def _texts_of_pairs(texts: Sequence[str], codes: np.ndarray, n: int) -> dict[int, str]:
@@ -313,7 +331,7 @@ def _similarity(
     j: int,
     config: DedupConfig,
     memo: PairMemo | None,
-    keys: list[bytes],
+    keys: np.ndarray,
 ) -> float:
     """Pair (i, j)'s similarity: from the memo, else computed now (and memoised)."""
     if memo is None:
@@ -326,29 +344,36 @@ def _similarity(
     return sim
 
 
-def _record_candidates(memo: PairMemo, keys: list[bytes], cjk: np.ndarray, codes: np.ndarray) -> None:
-    n = len(keys)
-    ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
-    pairs = zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
-    memo.record_candidates(ids, [(ids[i], ids[j]) for i, j in pairs])
+def _record_candidates(memo: PairMemo, ids: np.ndarray, codes: np.ndarray) -> None:
+    n = len(ids)
+    memo.record_candidates(ids, np.stack([ids[codes // n], ids[codes % n]], axis=1))
+
+
+def _positions(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The index in ``ids`` of each of ``wanted``, or -1 where it is not there."""
+    if not len(ids):
+        return np.full(len(wanted), -1, np.int64)
+    order = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
+    return np.where(ids[order][at] == wanted, order[at], -1)
 
 
 def _candidates_with_memo(
-    matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, keys: list[bytes], memo: PairMemo
+    matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, ids: np.ndarray, memo: PairMemo
 ) -> np.ndarray:
     """``candidate_pairs`` with the previous run's candidates reused (``incremental/pair_memo.py`` says
-    why that is exact): the LSH search only looks for pairs with a text the previous run did not index."""
-    n = len(keys)
-    if not memo.indexed:
+    why that is exact): the LSH search only looks for pairs with a text the previous run did not index.
+    ``ids``: the texts' ``index_keys``."""
+    n = len(ids)
+    if not len(memo.indexed):
         codes = candidate_pairs(matrix, config, cjk)
     else:
-        ids = [index_key(k, c) for k, c in zip(keys, cjk.tolist(), strict=True)]
-        fresh = np.fromiter((k not in memo.indexed for k in ids), dtype=bool, count=n)
-        where = {k: i for i, k in enumerate(ids)}
-        known = [(where[a], where[b]) for a, b in memo.candidates if a in where and b in where]
-        old = np.array([max(i, j) * n + min(i, j) for i, j in known], dtype=np.int64)
+        fresh = ~np.isin(ids, memo.indexed)
+        i, j = _positions(ids, memo.candidates[:, 0]), _positions(ids, memo.candidates[:, 1])
+        both = (i >= 0) & (j >= 0)  # pairs of texts still here
+        old = np.maximum(i[both], j[both]) * n + np.minimum(i[both], j[both])
         codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))
-    _record_candidates(memo, keys, cjk, codes)
+    _record_candidates(memo, ids, codes)
     return codes
 
 
@@ -382,14 +407,14 @@ def find_near_duplicates(
     only receives them).
     """
     mask = cjk_mask(texts) if cjk is None else np.asarray(cjk, dtype=bool)
-    keys = []
+    keys = ids = np.empty(0)
     if memo is not None:
-        keys = list(text_keys) + [b""] * (len(texts) - len(text_keys))
-        keys = [k if len(k) == TEXT_KEY_BYTES else text_key(texts[i]) for i, k in enumerate(keys)]
+        keys = _key_rows(texts, text_keys)
+        ids = index_keys(keys, mask)
     if search is not None:
         codes, sims = search(texts, signatures, mask, config)
         if memo is not None:
-            _record_candidates(memo, keys, mask, codes)
+            _record_candidates(memo, ids, codes)
 
         def similarity(k: int, i: int, j: int) -> float:
             if memo is not None:
@@ -401,7 +426,7 @@ def find_near_duplicates(
         if memo is None:
             codes = candidate_pairs(matrix, config, mask)
         else:
-            codes = _candidates_with_memo(matrix, config, mask, keys, memo)
+            codes = _candidates_with_memo(matrix, config, mask, ids, memo)
         del matrix
         needed = _texts_of_pairs(texts, codes, len(texts))
 

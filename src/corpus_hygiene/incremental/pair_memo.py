@@ -47,31 +47,48 @@ def index_key(key: bytes, cjk: bool) -> bytes:
     return key + (b"\x01" if cjk else b"\x00")
 
 
+# index keys as numpy values of 17 raw bytes ("V17": compared, sorted and listed as whole bytes; "S17"
+# would drop a trailing NUL byte when listed), so that a million of them are one array, not a million
+# bytes objects
+INDEX_KEY = np.dtype(f"V{INDEX_KEY_BYTES}")
+
+
+def index_keys(keys: np.ndarray, cjk: np.ndarray) -> np.ndarray:
+    """``index_key`` of each row of ``keys`` ((n, 16) uint8) with its flag, as ``INDEX_KEY`` values."""
+    rows = np.empty((len(keys), INDEX_KEY_BYTES), np.uint8)
+    rows[:, :TEXT_KEY_BYTES], rows[:, TEXT_KEY_BYTES] = keys, cjk
+    return rows.view(INDEX_KEY).ravel()
+
+
+def _as_index_keys(rows: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(rows, np.uint8).reshape(-1, INDEX_KEY_BYTES).view(INDEX_KEY).ravel()
+
+
 class PairMemo:
     """``known``: what earlier runs verified; ``used``: what this run verified or looked up (what the
     next run may need, and all that is saved: pairs of removed records do not pile up).
 
-    ``indexed`` / ``candidates``: the texts (``index_key``) the previous run's LSH indexed and all its
-    candidate pairs among them (empty: no previous run, every pair is searched for);
+    ``indexed`` / ``candidates``: the texts (``INDEX_KEY`` values) the previous run's LSH indexed and
+    all its candidate pairs among them ((m, 2)); empty: no previous run, every pair is searched for.
     ``record_candidates`` keeps this run's, which are what is saved."""
 
     def __init__(
         self,
         known: dict[Key, float] | None = None,
-        indexed: set[bytes] | None = None,
-        candidates: list[Key] | None = None,
+        indexed: np.ndarray | None = None,
+        candidates: np.ndarray | None = None,
     ) -> None:
         self.known = known or {}
         self.used: dict[Key, float] = {}
         self.hits = 0
-        self.indexed = indexed or set()
-        self.candidates = candidates or []
-        self.next_indexed: list[bytes] = []
-        self.next_candidates: list[Key] = []
+        self.indexed = np.empty(0, INDEX_KEY) if indexed is None else indexed
+        self.candidates = np.empty((0, 2), INDEX_KEY) if candidates is None else candidates
+        self.next_indexed = np.empty(0, INDEX_KEY)
+        self.next_candidates = np.empty((0, 2), INDEX_KEY)
         self.problem: str | None = None  # why the stored memo was not used (damaged), for the run's log
 
-    def record_candidates(self, keys: list[bytes], pairs: list[Key]) -> None:
-        self.next_indexed, self.next_candidates = keys, pairs
+    def record_candidates(self, indexed: np.ndarray, candidates: np.ndarray) -> None:
+        self.next_indexed, self.next_candidates = indexed, candidates
 
     def get(self, key: Key) -> float | None:
         value = self.known.get(key)
@@ -113,8 +130,8 @@ def load_memo(path: Path) -> PairMemo:
         a, b, sim, indexed, ca, cb = (arrays[name] for name in _ARRAYS)
         return PairMemo(
             {(x.tobytes(), y.tobytes()): float(s) for x, y, s in zip(a, b, sim, strict=True)},
-            {k.tobytes() for k in indexed},
-            [(x.tobytes(), y.tobytes()) for x, y in zip(ca, cb, strict=True)],
+            _as_index_keys(indexed),
+            np.stack([_as_index_keys(ca), _as_index_keys(cb)], axis=1),
         )
     except Exception as exc:  # noqa: BLE001 - any damage means "recompute"
         memo = PairMemo()
@@ -122,24 +139,29 @@ def load_memo(path: Path) -> PairMemo:
         return memo
 
 
-def _key_array(keys, width: int = 16) -> np.ndarray:
-    """Keys of ``width`` bytes as an (n, width) uint8 array (not ``S16``: numpy strips trailing NUL
-    bytes of those)."""
-    return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, width)
+def _key_array(keys) -> np.ndarray:
+    """Text keys as an (n, 16) uint8 array (not ``S16``: numpy strips trailing NUL bytes of those)."""
+    return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, TEXT_KEY_BYTES)
+
+
+def _rows(index_keys: np.ndarray) -> np.ndarray:
+    """``INDEX_KEY`` values as an (n, 17) uint8 array, as stored."""
+    return np.ascontiguousarray(index_keys).view(np.uint8).reshape(-1, INDEX_KEY_BYTES)
 
 
 def save_memo(path: Path, memo: PairMemo) -> str | None:
     """Write the pairs this run used (written aside, renamed into place) and remove older memos.
     Returns why it could not be written (a full or read-only disk: the next run recomputes), or None."""
     keys = sorted(memo.used)
-    pairs = sorted(memo.next_candidates)
+    pairs = np.ascontiguousarray(memo.next_candidates)
+    pairs = pairs[np.argsort(pairs.view(f"V{2 * INDEX_KEY_BYTES}").ravel(), kind="stable")]  # by both keys
     arrays = {
         "a": _key_array(k[0] for k in keys),
         "b": _key_array(k[1] for k in keys),
         "sim": np.array([memo.used[k] for k in keys], dtype=np.float64),
-        "indexed": _key_array(sorted(memo.next_indexed), INDEX_KEY_BYTES),
-        "ca": _key_array((k[0] for k in pairs), INDEX_KEY_BYTES),
-        "cb": _key_array((k[1] for k in pairs), INDEX_KEY_BYTES),
+        "indexed": _rows(np.sort(memo.next_indexed)),
+        "ca": _rows(pairs[:, 0]),
+        "cb": _rows(pairs[:, 1]),
     }
     packed = io.BytesIO()
     np.savez(packed, digest=_digest(arrays), **arrays)
