@@ -82,7 +82,7 @@ class Codes:
         self.values: list[str] = []
         self._code: dict[str, int] = {}
 
-    def encode(self, column: pa.ChunkedArray | pa.Array | Sequence[str]) -> np.ndarray:
+    def encode(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
         encoded = pc.dictionary_encode(column)
         if isinstance(encoded, pa.ChunkedArray):
             encoded = encoded.combine_chunks()
@@ -166,18 +166,21 @@ class Keys(Sequence):
         """Indices that sort the keys by (source_file, source_line): the output tables' order."""
         return np.lexsort((self.source_line, self.files.ranks()[self.source_file]))
 
+    def _codes(self, name: str) -> Codes | None:
+        return {"source_file": self.files, "lang": self.langs}.get(name)
+
     def arrow(self, name: str) -> pa.Array:
         """Column ``name`` (a ``RecordKey`` field) as an Arrow array."""
         if name == "record_id":
             return self.record_id
-        if name in ("source_file", "lang"):
-            return (self.files if name == "source_file" else self.langs).arrow(getattr(self, name))
+        if codes := self._codes(name):
+            return codes.arrow(getattr(self, name))
         return pa.array(getattr(self, name))
 
     def values(self, name: str) -> list:
         """Column ``name`` as Python values; a file name or language is one shared str, not one a row."""
-        if name in ("source_file", "lang"):
-            values = (self.files if name == "source_file" else self.langs).values
+        if codes := self._codes(name):
+            values = codes.values
             return [values[c] for c in getattr(self, name).tolist()]
         return self.arrow(name).to_pylist()
 
