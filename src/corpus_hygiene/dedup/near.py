@@ -350,9 +350,9 @@ def _record_candidates(memo: PairMemo, ids: np.ndarray, codes: np.ndarray) -> No
 
 
 def _positions(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """The index in ``ids`` of each of ``wanted``, or -1 where it is not there."""
+    """The index in ``ids`` of each of ``wanted`` (any shape), or -1 where it is not there."""
     if not len(ids):
-        return np.full(len(wanted), -1, np.int64)
+        return np.full(wanted.shape, -1, np.int64)
     order = np.argsort(ids, kind="stable")
     at = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
     return np.where(ids[order][at] == wanted, order[at], -1)
@@ -369,7 +369,7 @@ def _candidates_with_memo(
         codes = candidate_pairs(matrix, config, cjk)
     else:
         fresh = ~np.isin(ids, memo.indexed)
-        i, j = _positions(ids, memo.candidates[:, 0]), _positions(ids, memo.candidates[:, 1])
+        i, j = _positions(ids, memo.candidates).T  # one sort of ids for both columns
         both = (i >= 0) & (j >= 0)  # pairs of texts still here
         old = np.maximum(i[both], j[both]) * n + np.minimum(i[both], j[both])
         codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))

@@ -111,14 +111,17 @@ class DuplicateRows(Sequence):
         for lo in range(0, len(self), READ_ROWS):
             yield from self[lo : lo + READ_ROWS]
 
+    def _texts(self, lo: int, hi: int | None) -> pa.ChunkedArray:
+        return self._store.take(["text_raw"], self._positions[lo:hi]).column(0)
+
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
         if name == "text_raw":
-            return self._store.take(["text_raw"], self._positions[lo:hi]).column(0).to_pylist()
+            return self._texts(lo, hi).to_pylist()
         return [row[name] for row in self._rows[lo:hi]]
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
         arrays = [
-            self._store.take(["text_raw"], self._positions[lo:hi]).column(0).cast(f.type)
+            self._texts(lo, hi).cast(f.type)
             if f.name == "text_raw"
             else _array(self.column(f.name, lo, hi), f.type)
             for f in schema
