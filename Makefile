@@ -11,6 +11,8 @@ INPUT ?= examples/corpus
 DATASET ?= data/clean
 REPORTS ?= reports
 PYTEST_ARGS ?=
+# pytest-xdist processes: the slow tests mostly wait on servers, clusters and schedules, so two share 2 cores.
+TEST_WORKERS ?= 2
 
 .PHONY: setup setup-dev run test test-fast bench bench-e2e bench-large bench-datatrove lint clean help
 
@@ -54,11 +56,11 @@ run: setup
 
 # pytest exits 5 when it collected no tests: say so plainly rather than fail on a technicality.
 test: setup-dev
-	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: ran no test"; exit 0; fi; exit $$rc
 
 test-fast: setup-dev
-	$(VENV)/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # Benchmarks read ../shared at run time; figures go to benchmarks/results/*.json. BENCH_MB sets corpus size.
 BENCH_MB ?= 50

@@ -15,6 +15,19 @@ settings.register_profile("ci", max_examples=300, deadline=None, suppress_health
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_home(tmp_path_factory):
+    """The runs a pytest process (an xdist worker) starts get a Prefect home of their own: two temporary
+    servers never migrate one fresh database at once, and the user's ~/.prefect is left alone."""
+    if "PREFECT_HOME" in os.environ:
+        yield
+        return
+    os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
+    yield
+    del os.environ["PREFECT_HOME"]
+
+
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not present")
 
 
