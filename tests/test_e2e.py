@@ -15,7 +15,7 @@ from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
 from corpus_hygiene.publish.dataset import verify_checksums
 
-from .conftest import EXAMPLES, SEEDS
+from .conftest import EXAMPLES, SEEDS, needs_seeds
 
 pytestmark = pytest.mark.slow
 ZH = "图神经网络在分子性质预测任务中表现突出，但其预测结果往往缺乏可解释性。"
@@ -170,6 +170,7 @@ def test_a_rerun_on_a_dask_scheduler_reads_the_cache_and_processes_new_and_damag
         assert after["outputs"][name]["sha256"] == whole[name]["sha256"], name
 
 
+@needs_seeds
 def test_seed_files(tmp_path):
     proc = run_hygiene(SEEDS, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
