@@ -3,7 +3,8 @@
 import gc
 import pickle
 import shutil
-from dataclasses import fields, replace
+from collections import Counter
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_hygiene.models import FileResult, Record
-from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, RecordKey, RecordStore, StagingError, pack
+from corpus_hygiene.models import FileResult, Record, Rejected
+from corpus_hygiene.pipeline.rows import QuarantineRows
+from corpus_hygiene.pipeline.staging import (
+    REJECTED_SCHEMA,
+    STAGED_SCHEMA,
+    RecordKey,
+    RecordStore,
+    StagingError,
+    pack,
+    pack_rejected,
+)
 
 from .test_cache import file_results
 
@@ -31,9 +41,7 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
         batch = [_checked(r) for r in batch]
         records += [rec for r in batch for rec in r.records]
         back = store.add(pickle.loads(pickle.dumps(pack(batch))) if rng.random() < 0.5 else batch)
-        assert [(r.source, r.rejected, r.records) for r in back] == [
-            (r.source, r.rejected, []) for r in batch
-        ]
+        assert [(r.source, r.rejected, r.records) for r in back] == [(r.source, [], []) for r in batch]
     assert len(store) == len(records)
     assert list(store.keys) == [
         RecordKey(i, r.record_id, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)
@@ -50,6 +58,42 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
         assert {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()} == {
             f.name: getattr(records[i], f.name) for f in fields(Record)
         }
+
+
+_rejections = st.lists(
+    st.builds(
+        Rejected,
+        source_file=st.sampled_from(["a.txt", "b/c.txt", "é.txt", "Z.txt", "论文.txt"]),
+        source_line=st.one_of(st.none(), st.integers(1, 4)),
+        reason=st.sampled_from(["too_short", "binary_file", "stopword_share"]),
+        detail=st.text(max_size=5),
+        text_raw=st.one_of(st.none(), st.text(st.characters(exclude_categories=["Cs"]), max_size=8)),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.lists(_rejections, max_size=3), max_size=4), _rejections)
+def test_staged_rejections_read_back_as_the_quarantine_table_sorted_in_memory(batches, refused):
+    """The rows, their order (file, line with a whole file first, reason; ties as staged) and the reason
+    counts are those of the Rejected objects sorted in memory."""
+    store, rejected = RecordStore(), []
+    for batch in batches:
+        rejected += [rej for rows in batch for rej in rows]
+        store.add([FileResult(None, [], rows, True) for rows in batch])
+    store.add(pack_rejected(refused))
+    rejected += refused
+    keys = store.rejected_keys
+    want = sorted(
+        (asdict(r) for r in rejected),
+        key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),
+    )
+    rows = QuarantineRows(keys.order(), store)
+    assert list(rows) == want and rows[1:3] == want[1:3]
+    assert rows.column("text_raw") == [r["text_raw"] for r in want]
+    assert rows.arrow(0, len(rows), REJECTED_SCHEMA).to_pylist() == want
+    assert keys.reason_counts() == dict(sorted(Counter(r.reason for r in rejected).items()))
 
 
 def _add(store: RecordStore, texts: list[str]) -> None:
@@ -115,3 +159,18 @@ def test_a_staging_folder_that_cannot_be_made_or_written_is_a_clear_error(tmp_pa
     shutil.rmtree(store.folder)  # the disk went away under the run
     with pytest.raises(StagingError, match="cannot stage records in .*: No such file or directory"):
         _add(store, ["b"])
+
+
+def test_the_accounting_names_a_line_quarantined_twice_and_a_problem_file_without_its_row():
+    from corpus_hygiene.models import SourceReport
+    from corpus_hygiene.pipeline.assemble import AccountingError, assemble
+
+    row = Rejected("a.txt", 3, "too_short", "3 characters", "abc")
+    twice = FileResult(SourceReport("a.txt", 10, n_paragraphs=2), [], [row, row], True)
+    with pytest.raises(AccountingError, match=r"counted twice or unknown: a\.txt:3$"):
+        assemble([twice], [])
+    silent = FileResult(SourceReport("b.bin", 10, problem="binary_file"), [], [], True)
+    with pytest.raises(AccountingError, match=r"ingested 1 != .* quarantined 0 \(0\); missing: b\.bin$"):
+        assemble([silent], [])
+    refused = Rejected("c.txt", None, "broken_symlink", "its target does not exist")
+    assert assemble([], [refused]).quarantine[:] == [asdict(refused)]

@@ -18,8 +18,8 @@ from corpus_hygiene.dedup.exact import VerifiedPair, deduplicate
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
-from corpus_hygiene.pipeline.rows import DuplicateRows, RecordRows, column
-from corpus_hygiene.pipeline.staging import Keys, RecordKey, RecordStore
+from corpus_hygiene.pipeline.rows import DuplicateRows, QuarantineRows, RecordRows, column
+from corpus_hygiene.pipeline.staging import Keys, RecordKey, RecordStore, RejectedKeys, pack_rejected
 
 if TYPE_CHECKING:
     from corpus_hygiene.dedup.near import PairSearch
@@ -33,7 +33,7 @@ class AccountingError(Exception):
 class Assembled:
     records: RecordRows | list[dict] = field(default_factory=list)  # rows.py: no dict per row
     duplicates: DuplicateRows | list[dict] = field(default_factory=list)  # rows.py: texts stay staged
-    quarantine: list[dict] = field(default_factory=list)
+    quarantine: QuarantineRows | list[dict] = field(default_factory=list)  # rows.py: all of it staged
     pairs: list[dict] = field(default_factory=list)  # every verified near-duplicate pair (the audit's)
     sources: list[SourceReport] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -59,16 +59,6 @@ def _provenance(rec: Record | RecordKey) -> tuple[str, int]:
     return rec.source_file, rec.source_line
 
 
-def _quarantine_row(rej: Rejected) -> dict:
-    return {
-        "source_file": rej.source_file,
-        "source_line": rej.source_line,
-        "reason": rej.reason,
-        "detail": rej.detail,
-        "text_raw": rej.text_raw,
-    }
-
-
 def assemble(
     results: list[FileResult],
     refused: list[Rejected],
@@ -88,14 +78,14 @@ def assemble(
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers
     store = store if store is not None else RecordStore()
     results = store.add(results)
+    store.add(pack_rejected(list(refused)))
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
-    keys = store.keys
-    rejected = list(refused) + [rej for r in results for rej in r.rejected]
+    keys, rejected = store.keys, store.rejected_keys
+    out.quarantine_reasons = rejected.reason_counts()
     names = {c.name for c in RECORD_CHECKS}
-    failed_by = Counter(rej.reason for rej in rejected if rej.reason in names)
-    checked = len(keys) + sum(failed_by.values())
+    checked = len(keys) + sum(n for reason, n in out.quarantine_reasons.items() if reason in names)
     out.check_counts = {
-        c.name: {"checked": checked, "failed": failed_by.get(c.name, 0)} for c in RECORD_CHECKS
+        c.name: {"checked": checked, "failed": out.quarantine_reasons.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
     verified: list[VerifiedPair] = []
@@ -140,11 +130,7 @@ def assemble(
         for d in dups
     ]
     out.duplicates = DuplicateRows(rows, np.array([d.record.pos for d in dups], np.int64), store)
-    out.quarantine = sorted(
-        (_quarantine_row(rej) for rej in rejected),
-        key=lambda r: (r["source_file"], -1 if r["source_line"] is None else r["source_line"], r["reason"]),
-    )
-    out.quarantine_reasons = dict(sorted(Counter(q["reason"] for q in out.quarantine).items()))
+    out.quarantine = QuarantineRows(rejected.order(), store)
     out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
 
     ingested = (
@@ -161,32 +147,32 @@ def assemble(
         "quarantined": len(out.quarantine),
     }
     placed = np.concatenate([kept.pos, np.array([d.record.pos for d in dups], np.int64)])
-    seen = Counter((row["source_file"], row["source_line"] or 0) for row in out.quarantine)
-    check_accounting(out.counts, keys, placed, _expected_rejections(results, refused), seen)
+    check_accounting(out.counts, keys, placed, rejected, _whole_files(results, refused))
     return out
 
 
-def _expected_rejections(results: list[FileResult], refused: list[Rejected]) -> Counter:
-    """The quarantine rows the inputs call for, as (file, line), line 0 for a whole file."""
-    expected: Counter = Counter()
-    for r in results:
-        if r.source.problem and r.source.problem != "no_header":
-            expected[(r.source.source_file, 0)] += 1
-        expected.update((x.source_file, x.source_line) for x in r.rejected if x.source_line is not None)
-    expected.update((x.source_file, 0) for x in refused)
-    return expected
+def _whole_files(results: list[FileResult], refused: list[Rejected]) -> Counter:
+    """The files the inputs call for a whole-file quarantine row for."""
+    problem = [r.source.source_file for r in results if r.source.problem and r.source.problem != "no_header"]
+    return Counter(problem + [x.source_file for x in refused])
 
 
 def check_accounting(
-    counts: dict[str, int], staged: Keys, placed: np.ndarray, expected: Counter, seen: Counter
+    counts: dict[str, int], staged: Keys, placed: np.ndarray, rejected: RejectedKeys, whole_files: Counter
 ) -> None:
     """Every staged record in the records or duplicates table exactly once (``placed``: their positions),
-    every rejection in quarantine once, and ingested = kept + duplicates + quarantined."""
+    a whole-file quarantine row for each of ``whole_files``, no line quarantined twice, and ingested =
+    kept + duplicates + quarantined."""
     times = np.bincount(placed, minlength=len(staged))
+    files, whole = rejected.files.values, rejected.source_line < 0
+    seen = Counter(files[f] for f in rejected.source_file[whole].tolist())
+    lines = rejected.source_file[~whole].astype(np.int64) << 32 | rejected.source_line[~whole]
+    values, times_quarantined = np.unique(lines, return_counts=True)
     missing = [staged[i].ref for i in np.flatnonzero(times == 0)[:21].tolist()]
-    missing += [_ref(f, line or None) for f, line in sorted(expected - seen)]
+    missing += sorted(whole_files - seen)
     extra = [staged[i].ref for i in np.flatnonzero(times > 1)[:21].tolist()]
-    extra += [_ref(f, line or None) for f, line in sorted(seen - expected)]
+    extra += sorted(seen - whole_files)
+    extra += [_ref(files[v >> 32], v & 0xFFFFFFFF) for v in values[times_quarantined > 1][:21].tolist()]
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
     if missing or extra or total != counts["ingested"]:
         parts = [

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from corpus_hygiene.pipeline.staging import READ_ROWS, STAGED_SCHEMA, Keys, RecordStore
+from corpus_hygiene.pipeline.staging import READ_ROWS, REJECTED_SCHEMA, STAGED_SCHEMA, Keys, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
@@ -129,6 +129,37 @@ class DuplicateRows(Sequence):
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
+class QuarantineRows(Sequence):
+    """The quarantine table's rows: nothing of them in memory but their positions among the staged
+    rejections (``positions``, in the table's order); rows, a column or an Arrow slice are read when
+    asked for."""
+
+    __slots__ = ("_positions", "_store")
+
+    def __init__(self, positions: np.ndarray, store: RecordStore) -> None:
+        self._positions, self._store = positions, store
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._store.take_rejected(REJECTED_SCHEMA.names, self._positions[i]).to_pylist()
+        i = range(len(self))[i]
+        return self[i : i + 1][0]
+
+    def __iter__(self) -> Iterator[dict]:
+        for lo in range(0, len(self), READ_ROWS):
+            yield from self[lo : lo + READ_ROWS]
+
+    def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
+        return self._store.take_rejected([name], self._positions[lo:hi]).column(0).to_pylist()
+
+    def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
+        table = self._store.take_rejected(schema.names, self._positions[lo:hi])
+        return pa.Table.from_arrays([table[f.name].cast(f.type) for f in schema], schema=schema)
+
+
 # the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
 _ROW = (
     *("record_id", "source_file", "source_line", "venue", "year", "header_label", "header_lang", "text"),
@@ -151,14 +182,17 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
     return string_array(values) if type_ == pa.string() else pa.array(values, type_)
 
 
+_STAGED = RecordRows | DuplicateRows | QuarantineRows  # tables that read their columns from the staging
+
+
 def column(rows: Sequence[dict], name: str) -> list:
     """One column of a table's rows: without dicts for ``RecordRows``, from the dicts otherwise."""
-    return rows.column(name) if isinstance(rows, RecordRows | DuplicateRows) else [row[name] for row in rows]
+    return rows.column(name) if isinstance(rows, _STAGED) else [row[name] for row in rows]
 
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
-    if isinstance(rows, RecordRows | DuplicateRows):
+    if isinstance(rows, _STAGED):
         return rows.arrow(lo, hi, schema)
     part = rows[lo:hi]
     arrays = [_array([row.get(f.name) for row in part], f.type) for f in schema]

@@ -1,12 +1,13 @@
 """The run's records on disk, so that the flow's memory does not grow with the corpus.
 
 A batch's records are packed into the bytes of one Arrow IPC file where they are made (``pack``: on a
-Dask worker, or in the flow), every field included, text and signature; the flow writes them to the
-store as they arrive and keeps their ``Keys``, as columns: what exact dedup, the canonical rank and the
-provenance order need. The global stages read the other columns back by position (``take``), a slice at
-a time: the near-duplicate search its texts and signatures, the gates and
-the Parquet files their rows, the report a few texts. The files are memory-mapped only while a slice is
-read from them, so the pages read do not stay in the process.
+Dask worker, or in the flow), every field included, text and signature, and its rejected paragraphs
+into another; the flow writes them to the store as they arrive and keeps their ``Keys``, as columns:
+what exact dedup, the canonical rank and the provenance order need, and the quarantine's order. The
+global stages read the other columns back by position (``take``), a slice at a time: the near-duplicate
+search its texts and signatures, the gates and the Parquet files their rows, the report a few texts.
+The files are memory-mapped only while a slice is read from them, so the pages read do not stay in
+the process.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
@@ -23,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_hygiene.models import FileResult, Record
+from corpus_hygiene.models import FileResult, Record, Rejected
 
 # the Record fields as stored: the output table's type where the records table has the column
 STAGED_SCHEMA = pa.schema(
@@ -54,6 +55,17 @@ STAGED_SCHEMA = pa.schema(
     ]
 )
 assert STAGED_SCHEMA.names == [f.name for f in fields(Record)], "every Record field, in order"
+# a rejected paragraph or file as stored: the quarantine table's columns
+REJECTED_SCHEMA = pa.schema(
+    [
+        ("source_file", pa.string()),
+        ("source_line", pa.int32()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("text_raw", pa.string()),
+    ]
+)
+assert REJECTED_SCHEMA.names == [f.name for f in fields(Rejected)], "every Rejected field, in order"
 READ_ROWS = 65_536  # rows read back at a time when a whole column is iterated
 
 
@@ -185,35 +197,33 @@ class Keys(Sequence):
         return self.arrow(name).to_pylist()
 
 
-_FIELDS = attrgetter(*STAGED_SCHEMA.names)
-
-
-def _columns(records: list[Record]) -> list[tuple]:
-    """The records' fields as columns, in ``STAGED_SCHEMA`` order (one pass, not one a field)."""
-    return list(zip(*map(_FIELDS, records), strict=True))
-
-
 class StagingError(Exception):
     """The staging folder cannot be made or written (a full or read-only disk): the run stops."""
 
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    """A batch's results without their records, and the records as the bytes of one Arrow IPC file
-    (``STAGED_SCHEMA``; empty without records): what a worker sends the flow, instead of a Python
-    object a field."""
+    """A batch's results without their records and rejections, and those as the bytes of two Arrow IPC
+    files (``STAGED_SCHEMA``, ``REJECTED_SCHEMA``; empty when there are none): what a worker sends the
+    flow, instead of a Python object a field."""
 
     results: list[FileResult]
     records: bytes
+    rejected: bytes = b""
+
+
+def _table(rows: Sequence, schema: pa.Schema) -> pa.Table:
+    """Dataclass instances as a table of ``schema``, whose names are their fields (one pass)."""
+    # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
+    # harmless here, the rows go once packed
+    columns = list(zip(*map(attrgetter(*schema.names), rows), strict=True)) if rows else [()] * len(schema)
+    arrays = [pa.array(values, f.type) for f, values in zip(schema, columns, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def record_table(records: Sequence[Record]) -> pa.Table:
     """Records as a table of ``STAGED_SCHEMA``."""
-    # pyarrow leaves CPython's UTF-8 copy on each non-ASCII str it converts (rows.string_array):
-    # harmless here, the records go once packed
-    columns = _columns(records) if records else [()] * len(STAGED_SCHEMA)
-    arrays = [pa.array(values, f.type) for f, values in zip(STAGED_SCHEMA, columns, strict=True)]
-    return pa.Table.from_arrays(arrays, schema=STAGED_SCHEMA)
+    return _table(records, STAGED_SCHEMA)
 
 
 def records_of(table: pa.Table) -> list[Record]:
@@ -237,12 +247,20 @@ def _checked(results: list[FileResult], rows: list[int]) -> None:
         raise ValueError("only checked results are staged: the record checks read the records")
 
 
+def _packed(results: list[FileResult], records: pa.Table | None) -> Packed:
+    rejected = [rej for r in results for rej in r.rejected]
+    return Packed(
+        [FileResult(r.source, [], [], r.checked) for r in results],
+        ipc_file(records) if records is not None and records.num_rows else b"",
+        ipc_file(_table(rejected, REJECTED_SCHEMA)) if rejected else b"",
+    )
+
+
 def pack(results: list[FileResult]) -> Packed:
     """The batch packed for ``RecordStore.add``. Only checked results: the record checks read the records."""
     _checked(results, [len(r.records) for r in results])
     records = [rec for r in results for rec in r.records]
-    light = [FileResult(r.source, [], r.rejected, r.checked) for r in results]
-    return Packed(light, ipc_file(record_table(records)) if records else b"")
+    return _packed(results, record_table(records) if records else None)
 
 
 def pack_tables(results: list[FileResult], tables: list[pa.Table]) -> Packed:
@@ -250,13 +268,88 @@ def pack_tables(results: list[FileResult], tables: list[pa.Table]) -> Packed:
     ``STAGED_SCHEMA`` (how the per-file cache's hits are read)."""
     _checked(results, [t.num_rows for t in tables])
     # one record batch: a take across many small ones is several times slower
-    rows = pa.concat_tables(tables).combine_chunks() if tables else None
-    return Packed(results, ipc_file(rows) if rows is not None and rows.num_rows else b"")
+    return _packed(results, pa.concat_tables(tables).combine_chunks() if tables else None)
+
+
+def pack_rejected(rejected: list[Rejected]) -> Packed:
+    """Rejections that belong to no file's result (files refused before reading), packed."""
+    return Packed([], b"", ipc_file(_table(rejected, REJECTED_SCHEMA)) if rejected else b"")
+
+
+class _Parts:
+    """Arrow IPC files of one schema, numbered in a folder: rows addressed by their position across them.
+    A file is memory-mapped only while rows are read from it."""
+
+    def __init__(self, folder: Path, suffix: str, schema: pa.Schema) -> None:
+        self.folder, self.suffix, self.schema = folder, suffix, schema
+        self.paths: list[Path] = []
+        self.starts: list[int] = [0]  # the first position of each file, then the total
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def add(self, data: bytes, read: Callable[[pa.Table], None]) -> None:
+        """Write one more file; ``read`` gets its table, mapped, to take what stays in memory (copies)."""
+        path = self.folder / f"{len(self.paths):06d}{self.suffix}"
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+            n = table.num_rows
+            read(table)
+            del table
+        self.paths.append(path)
+        self.starts.append(self.starts[-1] + n)
+
+    def take(self, names: Sequence[str], positions: Sequence[int] | np.ndarray) -> pa.Table:
+        """Columns ``names`` at ``positions``, in their order: each file holding some is mapped once."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if not len(positions):
+            return pa.schema([self.schema.field(n) for n in names]).empty_table()
+        part = np.searchsorted(self.starts, positions, side="right") - 1
+        order = np.argsort(part, kind="stable")
+        pieces = []
+        for p in np.unique(part).tolist():
+            rows = positions[part == p] - self.starts[p]
+            with pa.memory_map(str(self.paths[p])) as source:
+                table = pa.ipc.open_file(source).read_all().select(list(names))
+                pieces.append(table.take(pa.array(rows)).combine_chunks())
+                del table
+        back = pa.array(np.argsort(order, kind="stable"))  # grouped by file: back to the order asked
+        return pa.concat_tables(pieces).take(back).combine_chunks()
+
+
+@dataclass(frozen=True, eq=False)
+class RejectedKeys:
+    """The staged rejections' sort keys as columns: file and reason codes, line (-1 for a whole file)."""
+
+    source_file: np.ndarray  # codes into files.values
+    source_line: np.ndarray
+    reason: np.ndarray  # codes into reasons.values
+    files: Codes
+    reasons: Codes
+
+    def __len__(self) -> int:
+        return len(self.reason)
+
+    def order(self) -> np.ndarray:
+        """Positions sorted by (source_file, source_line, reason), a whole file's row first: the
+        quarantine table's order. Stable: a file's rows are staged together, in their order."""
+        return np.lexsort(
+            (self.reasons.ranks()[self.reason], self.source_line, self.files.ranks()[self.source_file])
+        )
+
+    def reason_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.reason, minlength=len(self.reasons.values)).tolist()
+        return dict(sorted((r, n) for r, n in zip(self.reasons.values, counts, strict=True) if n))
 
 
 class RecordStore:
-    """Records staged in ``folder`` (made here; removed by ``remove``, or when the store is collected).
-    Without a folder, a temporary one: callers outside the flow (tests, benchmarks) stage there."""
+    """Records and rejections staged in ``folder`` (made here; removed by ``remove``, or when the store
+    is collected). Without a folder, a temporary one: callers outside the flow (tests, benchmarks) stage
+    there."""
 
     def __init__(self, folder: Path | str | None = None) -> None:
         if folder is None:
@@ -268,14 +361,15 @@ class RecordStore:
             except OSError as exc:
                 raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self._parts: list[Path] = []
-        self._starts: list[int] = [0]  # the first position of each part, then the total
-        self._files, self._langs = Codes(), Codes()
-        self._key_parts: list[tuple] = []  # each part's key columns, joined by ``keys``
+        self._records = _Parts(self.folder, ".arrow", STAGED_SCHEMA)
+        self._rejected = _Parts(self.folder, ".rejected.arrow", REJECTED_SCHEMA)
+        self._files, self._langs, self._reasons = Codes(), Codes(), Codes()
+        self._key_parts: list[tuple] = []  # each records file's key columns, joined by ``keys``
+        self._rejected_parts: list[tuple] = []  # each rejections file's sort keys
         self._keys: Keys | None = None
 
     def __len__(self) -> int:
-        return self._starts[-1]
+        return len(self._records)
 
     def remove(self) -> None:
         self._cleanup()
@@ -295,53 +389,54 @@ class RecordStore:
             )
         return self._keys
 
+    @property
+    def rejected_keys(self) -> RejectedKeys:
+        """Every staged rejection's sort keys, by position."""
+        parts = list(zip(*self._rejected_parts, strict=True)) or [[]] * 3
+        columns = [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts]
+        return RejectedKeys(*columns, self._files, self._reasons)
+
+    def _read_keys(self, table: pa.Table) -> None:
+        self._key_parts.append(
+            (
+                # copies, not views of the mapped file: those would keep its pages
+                pc.take(table["record_id"], pa.array(np.arange(table.num_rows))).combine_chunks(),
+                self._files.encode(table["source_file"]),
+                table["source_line"].to_numpy().astype(np.int32),  # astype copies
+                pc.list_value_length(table["fixes"]).to_numpy().astype(np.int32),
+                pc.utf8_length(table["text"]).to_numpy().astype(np.int32),  # code points, as len()
+                self._langs.encode(table["lang"]),
+            )
+        )
+
+    def _read_rejected_keys(self, table: pa.Table) -> None:
+        self._rejected_parts.append(
+            (
+                self._files.encode(table["source_file"]),
+                pc.fill_null(table["source_line"], -1).to_numpy().astype(np.int32),  # -1: a whole file
+                self._reasons.encode(table["reason"]),
+            )
+        )
+
     def add(self, batch: Packed | list[FileResult]) -> list[FileResult]:
-        """Stage the records of a batch of results (``pack`` them first, where they are made, for less
-        to send); the results come back without them (what else they hold, the source report and the
-        rejected paragraphs, stays in memory)."""
+        """Stage the records and rejections of a batch of results (``pack`` them first, where they are
+        made, for less to send); the results come back without them (their source reports stay in
+        memory)."""
         if not isinstance(batch, Packed):
             batch = pack(batch)
         if batch.records:
-            path = self.folder / f"{len(self._parts):06d}.arrow"
-            try:
-                path.write_bytes(batch.records)
-            except OSError as exc:
-                raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
-            with pa.memory_map(str(path)) as source:
-                table = pa.ipc.open_file(source).read_all()
-                self._key_parts.append(
-                    (
-                        # copies, not views of the mapped file: those would keep its pages
-                        pc.take(table["record_id"], pa.array(np.arange(table.num_rows))).combine_chunks(),
-                        self._files.encode(table["source_file"]),
-                        table["source_line"].to_numpy().astype(np.int32),  # astype copies
-                        pc.list_value_length(table["fixes"]).to_numpy().astype(np.int32),
-                        pc.utf8_length(table["text"]).to_numpy().astype(np.int32),  # code points, as len()
-                        self._langs.encode(table["lang"]),
-                    )
-                )
-                n = table.num_rows
-                del table
-            self._parts.append(path)
-            self._starts.append(self._starts[-1] + n)
+            self._records.add(batch.records, self._read_keys)
+        if batch.rejected:
+            self._rejected.add(batch.rejected, self._read_rejected_keys)
         return batch.results
 
     def take(self, names: Sequence[str], positions: Sequence[int] | np.ndarray) -> pa.Table:
-        """Columns ``names`` at ``positions``, in their order: each file holding some is mapped once."""
-        positions = np.asarray(positions, dtype=np.int64)
-        if not len(positions):
-            return pa.schema([STAGED_SCHEMA.field(n) for n in names]).empty_table()
-        part = np.searchsorted(self._starts, positions, side="right") - 1
-        order = np.argsort(part, kind="stable")
-        pieces = []
-        for p in np.unique(part).tolist():
-            rows = positions[part == p] - self._starts[p]
-            with pa.memory_map(str(self._parts[p])) as source:
-                table = pa.ipc.open_file(source).read_all().select(list(names))
-                pieces.append(table.take(pa.array(rows)).combine_chunks())
-                del table
-        back = pa.array(np.argsort(order, kind="stable"))  # grouped by file: back to the order asked
-        return pa.concat_tables(pieces).take(back).combine_chunks()
+        """Record columns ``names`` at ``positions``, in their order."""
+        return self._records.take(names, positions)
+
+    def take_rejected(self, names: Sequence[str], positions: Sequence[int] | np.ndarray) -> pa.Table:
+        """Rejection columns ``names`` at ``positions``, in their order."""
+        return self._rejected.take(names, positions)
 
     def column(self, name: str, positions: np.ndarray) -> StagedColumn:
         """Column ``name`` of the records at ``positions``, read when it is indexed or iterated."""

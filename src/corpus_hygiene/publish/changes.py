@@ -37,7 +37,7 @@ def _delta(new: Counter, old: Counter) -> dict[str, dict[str, int]]:
 
 
 def changes_since_previous(
-    dataset_dir: Path | str, records: Sequence[dict], quarantine: list[dict]
+    dataset_dir: Path | str, records: Sequence[dict], quarantine: Sequence[dict]
 ) -> dict | None:
     """None when there is no previous (valid) dataset in ``dataset_dir``.
 
@@ -70,5 +70,5 @@ def changes_since_previous(
         "added_sample": sorted(added.values())[:SAMPLE],
         "removed_sample": sorted(removed.values())[:SAMPLE],
         "languages": _delta(Counter(column(records, "lang")), _counts(old.column("lang"))),
-        "quarantine": _delta(Counter(q["reason"] for q in quarantine), _counts(old_reasons)),
+        "quarantine": _delta(Counter(column(quarantine, "reason")), _counts(old_reasons)),
     }

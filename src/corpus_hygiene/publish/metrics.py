@@ -19,7 +19,7 @@ from corpus_hygiene.runinfo import code_fingerprint, library_versions
 def source_rows(asm: Assembled) -> list[dict]:
     kept = Counter(column(asm.records, "source_file"))
     dups = Counter(column(asm.duplicates, "source_file"))
-    quar = Counter(r["source_file"] for r in asm.quarantine)
+    quar = Counter(column(asm.quarantine, "source_file"))
     rows = []
     for s in asm.sources:
         h = s.header
@@ -48,13 +48,15 @@ def source_rows(asm: Assembled) -> list[dict]:
             }
         )
     known = {s.source_file for s in asm.sources}
-    for q in asm.quarantine:  # files refused before reading (symlinks, FIFOs, oversized)
-        if q["source_line"] is None and q["source_file"] not in known:
+    names = ("source_file", "source_line", "reason", "detail")
+    quarantine = zip(*(column(asm.quarantine, c) for c in names), strict=True)
+    for file, line, reason, detail in quarantine:  # files refused before reading (symlinks, FIFOs, oversized)
+        if line is None and file not in known:
             rows.append(
                 {
-                    "source_file": q["source_file"],
-                    "problem": q["reason"],
-                    "problem_detail": q["detail"],
+                    "source_file": file,
+                    "problem": reason,
+                    "problem_detail": detail,
                     "paragraphs": 0,
                     "kept": 0,
                     "duplicates": 0,
