@@ -279,6 +279,7 @@ APPENDED = (
 
 def test_a_file_that_changes_after_discovery_is_quarantined_as_changed_and_not_cached(tmp_path, policy):
     from corpus_hygiene.incremental.file_cache import FileCache
+    from corpus_hygiene.pipeline.assemble import assemble
     from corpus_hygiene.pipeline.process import process_file
 
     path, src = _one_file(tmp_path, policy)
@@ -287,9 +288,12 @@ def test_a_file_that_changes_after_discovery_is_quarantined_as_changed_and_not_c
         fh.write(APPENDED)
     result = process_file(src, policy, cache)
     assert result.records == [] and {r.reason for r in result.rejected} == {"changed_during_run"}
-    assert len(result.rejected) == 7  # five abstracts, a placeholder, the appended paragraph
+    assert len(result.rejected) == 8  # five abstracts, a placeholder, the appended paragraph, the file
     assert "its size went from" in result.rejected[0].detail and result.rejected[0].text_raw
     assert cache.entries() == []  # nothing of it is cached: the next run reads the file again
+    asm = assemble([result], [])  # every row accounted for: the file's own row too
+    assert asm.counts["ingested"] == asm.counts["quarantined"] == 8
+    assert asm.quarantine[0]["source_line"] is None and asm.quarantine[0]["text_raw"] is None
 
 
 def test_a_streamed_file_that_grows_between_its_hash_and_its_read_is_not_published_under_the_old_hash(
