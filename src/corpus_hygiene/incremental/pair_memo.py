@@ -40,13 +40,6 @@ def text_key(text: str) -> bytes:
 INDEX_KEY_BYTES = 17
 
 
-def index_key(key: bytes, cjk: bool) -> bytes:
-    """A text's key (``text_key``) and what its candidate test depends on besides its signature: whether
-    it is CJK (its estimate floor), which comes from the record's language, detected on the raw text,
-    so the same clean text can come with either flag. 17 bytes; no second hash of the text."""
-    return key + (b"\x01" if cjk else b"\x00")
-
-
 # index keys as numpy values of 17 raw bytes ("V17": compared, sorted and listed as whole bytes; "S17"
 # would drop a trailing NUL byte when listed), so that a million of them are one array, not a million
 # bytes objects
@@ -54,7 +47,10 @@ INDEX_KEY = np.dtype(f"V{INDEX_KEY_BYTES}")
 
 
 def index_keys(keys: np.ndarray, cjk: np.ndarray) -> np.ndarray:
-    """``index_key`` of each row of ``keys`` ((n, 16) uint8) with its flag, as ``INDEX_KEY`` values."""
+    """Each text's key (a row of ``keys``, (n, 16) uint8) and what its candidate test depends on besides
+    its signature: whether it is CJK (its estimate floor), which comes from the record's language, detected
+    on the raw text, so the same clean text can come with either flag. As ``INDEX_KEY`` values: 17 bytes,
+    no second hash of the text."""
     rows = np.empty((len(keys), INDEX_KEY_BYTES), np.uint8)
     rows[:, :TEXT_KEY_BYTES], rows[:, TEXT_KEY_BYTES] = keys, cjk
     return rows.view(INDEX_KEY).ravel()

@@ -159,11 +159,9 @@ def _changed_during_run(result: FileResult, why: str) -> FileResult:
     detail = f"the file changed while the run read it: {why}; the next run reads it again"
     reason = Reason.CHANGED_DURING_RUN.value
     rows = [Rejected(r.source_file, r.source_line, reason, detail, r.text_raw) for r in result.records]
-    rows += [replace(r, reason=reason, detail=detail) for r in result.rejected]
-    if all(r.source_line is not None for r in rows):  # the file's own row, as for every file with a problem
-        rows.append(Rejected(result.source.source_file, None, reason, detail))
-    result.source.problem, result.source.problem_detail = reason, detail
-    return FileResult(source=result.source, rejected=rows, checked=result.checked)
+    rows += [replace(r, reason=reason, detail=detail) for r in result.rejected if r.source_line is not None]
+    changed = FileResult(source=result.source, rejected=rows, checked=result.checked)
+    return _refuse(changed, Reason.CHANGED_DURING_RUN, detail)  # and the file's own row, as for any problem
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:

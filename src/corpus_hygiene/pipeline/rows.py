@@ -87,7 +87,24 @@ class RecordRows(Sequence):
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-class DuplicateRows(Sequence):
+class _SlicedRows(Sequence):
+    """A table whose rows are read a slice at a time (``_slice``): a row is a slice of one, iteration
+    reads ``READ_ROWS`` at a time."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return self._slice(i)
+        i = range(len(self))[i]
+        return self._slice(slice(i, i + 1))[0]
+
+    def __iter__(self) -> Iterator[dict]:
+        for lo in range(0, len(self), READ_ROWS):
+            yield from self._slice(slice(lo, lo + READ_ROWS))
+
+
+class DuplicateRows(_SlicedRows):
     """The duplicates table's rows: dicts without ``text_raw``, which stays staged, read by position
     (``positions``, one a row) when rows, the column or an Arrow slice are asked for."""
 
@@ -99,17 +116,10 @@ class DuplicateRows(Sequence):
     def __len__(self) -> int:
         return len(self._rows)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            lo, hi, step = i.indices(len(self))
-            texts = self.column("text_raw", lo, hi)[::step]
-            return [row | {"text_raw": text} for row, text in zip(self._rows[i], texts, strict=True)]
-        i = range(len(self))[i]
-        return self[i : i + 1][0]
-
-    def __iter__(self) -> Iterator[dict]:
-        for lo in range(0, len(self), READ_ROWS):
-            yield from self[lo : lo + READ_ROWS]
+    def _slice(self, i: slice) -> list[dict]:
+        lo, hi, step = i.indices(len(self))
+        texts = self.column("text_raw", lo, hi)[::step]
+        return [row | {"text_raw": text} for row, text in zip(self._rows[i], texts, strict=True)]
 
     def _texts(self, lo: int, hi: int | None) -> pa.ChunkedArray:
         return self._store.take(["text_raw"], self._positions[lo:hi]).column(0)
@@ -129,7 +139,7 @@ class DuplicateRows(Sequence):
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-class QuarantineRows(Sequence):
+class QuarantineRows(_SlicedRows):
     """The quarantine table's rows: nothing of them in memory but their positions among the staged
     rejections (``positions``, in the table's order); rows, a column or an Arrow slice are read when
     asked for."""
@@ -142,15 +152,8 @@ class QuarantineRows(Sequence):
     def __len__(self) -> int:
         return len(self._positions)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return self._store.take_rejected(REJECTED_SCHEMA.names, self._positions[i]).to_pylist()
-        i = range(len(self))[i]
-        return self[i : i + 1][0]
-
-    def __iter__(self) -> Iterator[dict]:
-        for lo in range(0, len(self), READ_ROWS):
-            yield from self[lo : lo + READ_ROWS]
+    def _slice(self, i: slice) -> list[dict]:
+        return self._store.take_rejected(REJECTED_SCHEMA.names, self._positions[i]).to_pylist()
 
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
         return self._store.take_rejected([name], self._positions[lo:hi]).column(0).to_pylist()

@@ -19,7 +19,8 @@ from corpus_hygiene.runinfo import code_fingerprint, library_versions
 def source_rows(asm: Assembled) -> list[dict]:
     kept = Counter(column(asm.records, "source_file"))
     dups = Counter(column(asm.duplicates, "source_file"))
-    quar = Counter(column(asm.quarantine, "source_file"))
+    quarantine = {c: column(asm.quarantine, c) for c in ("source_file", "source_line", "reason", "detail")}
+    quar = Counter(quarantine["source_file"])
     rows = []
     for s in asm.sources:
         h = s.header
@@ -48,9 +49,8 @@ def source_rows(asm: Assembled) -> list[dict]:
             }
         )
     known = {s.source_file for s in asm.sources}
-    names = ("source_file", "source_line", "reason", "detail")
-    quarantine = zip(*(column(asm.quarantine, c) for c in names), strict=True)
-    for file, line, reason, detail in quarantine:  # files refused before reading (symlinks, FIFOs, oversized)
+    # files refused before reading (symlinks, FIFOs, oversized)
+    for file, line, reason, detail in zip(*quarantine.values(), strict=True):
         if line is None and file not in known:
             rows.append(
                 {
