@@ -187,7 +187,7 @@ def to_records(docs) -> list[Record]:
 
 def evaluate(docs, records, config: DedupConfig) -> dict:
     start = time.perf_counter()
-    kept, dups = deduplicate(records, config)
+    kept, dups, _ = deduplicate(records, config)
     secs = time.perf_counter() - start
     pred = {r.source_file: r.source_file for r in kept}
     pred.update({d.record.source_file: d.canonical.source_file for d in dups})

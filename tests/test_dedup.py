@@ -126,7 +126,7 @@ CANONICAL_CASES = json.loads((ROOT / "tests" / "cases" / "canonical.json").read_
 @pytest.mark.parametrize("case", CANONICAL_CASES, ids=[c["label"] for c in CANONICAL_CASES])
 def test_canonical_choice(case):
     records = [rec(r["text"], r["file"], r["line"], r["fixes"]) for r in case["records"]]
-    kept, dups = deduplicate(records, DedupConfig())
+    kept, dups, _ = deduplicate(records, DedupConfig())
     assert [r.ref for r in kept] == case["expected_kept"]
     assert sorted((d.record.ref, d.reason) for d in dups) == sorted(map(tuple, case["expected_reasons"]))
 
@@ -241,7 +241,7 @@ def _corpus_with_near_copies():
     return [rec(t, f"f{i % 3}.txt", 3 + 2 * i) for i, t in enumerate(texts)]
 
 
-def _outcome(kept, dups):
+def _outcome(kept, dups, _pairs=None):
     return [r.ref for r in kept], sorted((d.record.ref, d.canonical.ref, d.similarity) for d in dups)
 
 

@@ -1,5 +1,5 @@
-"""rows.RecordRows and DuplicateRows: tables without a dict per row, or without their texts, give what
-the dicts gave, to the byte."""
+"""rows.RecordRows, DuplicateRows and PairRows: tables without a dict per row, or without their texts,
+give what the dicts gave, to the byte."""
 
 import hashlib
 import sys
@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.models import FileResult, SourceReport
-from corpus_hygiene.pipeline.rows import DuplicateRows, RecordRows, column, to_arrow
+from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, RecordRows, column, to_arrow
 from corpus_hygiene.pipeline.staging import RecordStore
 from corpus_hygiene.publish.dataset import TABLES, write_slices
 
@@ -38,24 +39,36 @@ def _as_dict(rec, also):
 
 @st.composite
 def record_rows(draw):
+    """Records, and for some of them the records they stand for (indices: any records will do here)."""
     records = [r for result in draw(st.lists(file_results(), max_size=3)) for r in result.records]
     positions = draw(st.sets(st.integers(0, max(len(records) - 1, 0)), max_size=len(records)))
-    also_in = {i: sorted(draw(st.lists(st.sampled_from(["x.txt:3", "y.txt:9", "z.txt:1"]), min_size=1)))
-               for i in positions if i < len(records)}  # fmt: skip
-    return records, also_in
+    copies = {i: draw(st.lists(st.integers(0, len(records) - 1), min_size=1, max_size=3))
+              for i in positions if i < len(records)}  # fmt: skip
+    return records, copies
 
 
-def staged(records, also_in) -> RecordRows:
-    """``records`` staged, as the flow stages them, and their rows."""
+def _store(records) -> RecordStore:
     store = RecordStore()
     store.add([FileResult(SourceReport("x.txt", 0), records, [], True)])
-    return RecordRows(store.keys, also_in, store)
+    return store
+
+
+def _also_in(records, copies) -> dict[int, list[str]]:
+    return {i: [f"{records[j].source_file}:{records[j].source_line}" for j in js] for i, js in copies.items()}
+
+
+def staged(records, copies) -> RecordRows:
+    """``records`` staged, as the flow stages them, and their rows."""
+    store = _store(records)
+    rows = [i for i in sorted(copies) for _ in copies[i]]
+    of = [j for i in sorted(copies) for j in copies[i]]
+    return RecordRows(store.keys, Copies(np.array(rows, np.int64), np.array(of, np.int64), store.keys), store)
 
 
 @given(record_rows())
 def test_rows_columns_and_arrow_equal_what_dicts_give(data):
-    records, also_in = data
-    rows = staged(records, also_in)
+    records, copies = data
+    rows, also_in = staged(records, copies), _also_in(records, copies)
     dicts = [_as_dict(r, also_in.get(i, [])) for i, r in enumerate(records)]
     assert len(rows) == len(dicts) and list(rows) == dicts and rows[:] == dicts
     if dicts:
@@ -66,29 +79,55 @@ def test_rows_columns_and_arrow_equal_what_dicts_give(data):
         assert to_arrow(rows, lo, hi, SCHEMA).equals(pa.Table.from_pylist(dicts[lo:hi], schema=SCHEMA))
 
 
-@given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))
-def test_duplicate_rows_read_their_texts_back_and_give_what_dicts_give(results, rng):
-    records = [r for result in results for r in result.records]
-    store = RecordStore()
-    store.add([FileResult(SourceReport("x.txt", 0), records, [], True)])
-    order = rng.sample(range(len(records)), len(records))  # a duplicates table's order is not the store's
-    dicts = [
-        {"source_file": records[i].source_file, "source_line": records[i].source_line, "canonical_id": "c",
-         "canonical_ref": "c.txt:1", "kind": "exact", "similarity": 1.0, "reason": "r",
-         "text_raw": records[i].text_raw}
-        for i in order
-    ]  # fmt: skip
-    rows = DuplicateRows(
-        [{k: v for k, v in d.items() if k != "text_raw"} for d in dicts], np.array(order), store
-    )
+def _ref(rec) -> str:
+    return f"{rec.source_file}:{rec.source_line}"
+
+
+def _check_rows(rows, dicts, schema):
     assert len(rows) == len(dicts) and list(rows) == dicts and rows[:] == dicts and rows[::2] == dicts[::2]
     if dicts:
         assert rows[-1] == dicts[-1] and rows[1:3] == dicts[1:3]
-    schema = TABLES["duplicates"]
     for field in schema:
         assert column(rows, field.name) == column(dicts, field.name)
     for lo, hi in ((0, len(dicts)), (1, 3), (len(dicts), len(dicts) + 5)):
         assert to_arrow(rows, lo, hi, schema).equals(pa.Table.from_pylist(dicts[lo:hi], schema=schema))
+
+
+@given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))
+def test_duplicate_rows_read_their_texts_back_and_give_what_dicts_give(results, rng):
+    records = [r for result in results for r in result.records]
+    store = _store(records)
+    order = rng.sample(range(len(records)), len(records))  # a duplicates table's order is not the store's
+    of = [rng.randrange(len(records)) for _ in order]
+    near = [rng.random() < 0.5 for _ in order]
+    sim = [round(rng.uniform(0.7, 1), 6) if n else 1.0 for n in near]
+    dicts = [
+        {"source_file": records[i].source_file, "source_line": records[i].source_line,
+         "canonical_id": records[c].record_id, "canonical_ref": _ref(records[c]),
+         "kind": "near" if n else "exact", "similarity": s, "reason": why_kept(store.keys[c], store.keys[i]),
+         "text_raw": records[i].text_raw}
+        for i, c, n, s in zip(order, of, near, sim, strict=True)
+    ]  # fmt: skip
+    dups = Duplicates(store.keys, *(np.array(c) for c in (order, of, near, sim)))
+    _check_rows(DuplicateRows(dups, store), dicts, TABLES["duplicates"])
+
+
+@given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))
+def test_pair_rows_give_what_dicts_give(results, rng):
+    records = [r for result in results for r in result.records]
+    store = _store(records)
+    pairs = [(rng.randrange(len(records)), rng.randrange(len(records))) for _ in records]
+    sim = [round(rng.uniform(0.4, 1), 6) for _ in pairs]
+    merged = [s >= 0.7 for s in sim]
+    dicts = [
+        {"source_file": records[i].source_file, "source_line": records[i].source_line,
+         "record_id": records[i].record_id, "candidate_id": records[j].record_id,
+         "candidate_ref": _ref(records[j]), "similarity": s, "merged": m}
+        for (i, j), s, m in zip(pairs, sim, merged, strict=True)
+    ]  # fmt: skip
+    columns = [np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)]
+    rows = PairRows(VerifiedPairs(store.keys, *columns, np.array(sim, np.float64), np.array(merged, bool)))
+    _check_rows(rows, dicts, TABLES["pairs"])
 
 
 @settings(max_examples=40)
@@ -96,12 +135,13 @@ def test_duplicate_rows_read_their_texts_back_and_give_what_dicts_give(results, 
 def test_the_parquet_file_is_the_same_bytes_from_rows_or_dicts(data):
     from corpus_hygiene.publish import dataset
 
-    records, also_in = data
+    records, copies = data
+    also_in = _also_in(records, copies)
     dicts = [_as_dict(r, also_in.get(i, [])) for i, r in enumerate(records)]
     digests = []
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         mp.setattr(dataset, "ROW_GROUP", 3)  # several row groups
-        for name, rows in (("rows", staged(records, also_in)), ("dicts", dicts)):
+        for name, rows in (("rows", staged(records, copies)), ("dicts", dicts)):
             path = Path(tmp) / f"{name}.parquet"
             for _ in write_slices(rows, SCHEMA, path):
                 pass

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_hygiene.dedup.config import DedupConfig
@@ -28,6 +29,37 @@ class DuplicateOf:
     reason: str  # why the canonical copy was kept rather than this one
 
 
+@dataclass(frozen=True, eq=False)
+class Duplicates(Sequence):
+    """The duplicates as columns (indices into ``keys``), not an object each: ``record`` is a duplicate
+    of ``canonical``; ``near``, else exact; ``similarity``. ``Duplicates[i]`` is one's ``DuplicateOf``."""
+
+    keys: Keys
+    record: np.ndarray
+    canonical: np.ndarray
+    near: np.ndarray
+    similarity: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        record, canonical = self.keys[self.record[i]], self.keys[self.canonical[i]]
+        kind = "near" if self.near[i] else "exact"
+        return DuplicateOf(record, canonical, kind, float(self.similarity[i]), why_kept(canonical, record))
+
+    def take(self, indices: np.ndarray) -> Duplicates:
+        return Duplicates(
+            self.keys,
+            self.record[indices],
+            self.canonical[indices],
+            self.near[indices],
+            self.similarity[indices],
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class VerifiedPair:
     """A near-duplicate candidate pair whose similarity was verified: ``record`` against the earlier
@@ -37,6 +69,35 @@ class VerifiedPair:
     candidate: RecordKey
     similarity: float
     merged: bool
+
+
+@dataclass(frozen=True, eq=False)
+class VerifiedPairs(Sequence):
+    """The verified pairs as columns (indices into ``keys``); ``VerifiedPairs[i]`` is a ``VerifiedPair``."""
+
+    keys: Keys
+    record: np.ndarray
+    candidate: np.ndarray
+    similarity: np.ndarray
+    merged: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        record, candidate = self.keys[self.record[i]], self.keys[self.candidate[i]]
+        return VerifiedPair(record, candidate, float(self.similarity[i]), bool(self.merged[i]))
+
+    def take(self, indices: np.ndarray) -> VerifiedPairs:
+        return VerifiedPairs(
+            self.keys,
+            self.record[indices],
+            self.candidate[indices],
+            self.similarity[indices],
+            self.merged[indices],
+        )
 
 
 CJK_LANGS = frozenset({"zh", "ja", "ko"})
@@ -77,22 +138,47 @@ def rank_order(keys: Keys) -> np.ndarray:
     return np.lexsort((keys.source_line, keys.files.ranks()[keys.source_file], -steps, keys.n_fixes))
 
 
+def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
+    """Exact duplicates (indices into ``keys``) and the canonical of each: the best-ranked record of
+    its ``record_id``. Only records whose id is not unique are looked at."""
+    counts = pc.value_counts(keys.record_id)
+    repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    members = np.flatnonzero(pc.is_in(keys.record_id, value_set=repeated).to_numpy(zero_copy_only=False))
+    if not len(members):
+        return members, members
+    group = pc.dictionary_encode(keys.record_id.take(pa.array(members))).indices.to_numpy()
+    rank = np.empty(len(members), np.int64)
+    rank[rank_order(keys.take(members))] = np.arange(len(members))
+    order = np.lexsort((rank, group))  # each group's members, best first
+    first = np.r_[True, group[order][1:] != group[order][:-1]]
+    best = members[order][np.flatnonzero(first)[np.cumsum(first) - 1]]
+    return members[order][~first], best[~first]
+
+
+def _lookup(sorted_keys: np.ndarray, values: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Which ``values`` are in ``sorted_keys``, and ``columns`` (aligned with it) at each (0 where not)."""
+    if not len(sorted_keys):
+        return np.zeros(len(values), bool), *(np.zeros(len(values), c.dtype) for c in columns)
+    at = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    found = sorted_keys[at] == values
+    return found, *(np.where(found, c[at], 0) for c in columns)
+
+
 def deduplicate(
     records: Keys | Sequence[Record],
     config: DedupConfig,
     memo: PairMemo | None = None,
-    pairs: list[VerifiedPair] | None = None,
     search: PairSearch | None = None,
     fetch: Callable[[str, np.ndarray], Sequence] | None = None,
-) -> tuple[Keys, list[DuplicateOf]]:
+) -> tuple[Keys, Duplicates, VerifiedPairs]:
     """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
-    ``memo``, similarities verified by an earlier run are looked up, not computed again). ``pairs``,
-    where given, receives every near-duplicate pair verified, merged or not (the duplicate audit's);
-    ``search``, where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``).
+    ``memo``, similarities verified by an earlier run are looked up, not computed again); ``search``,
+    where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``).
 
     ``records``: Records, or the ``Keys`` of staged ones, with ``fetch(name, positions)`` giving their
-    ``text``, ``signature`` and ``text_key`` (``RecordStore.column`` reads them from the store). The
-    kept records come back as keys, in canonical-rank order; the duplicates' records as ``RecordKey``s."""
+    ``text``, ``signature`` and ``text_key`` (``RecordStore.column`` reads them from the store). Returns
+    the kept records' keys, in canonical-rank order; the duplicates; every near-duplicate pair verified,
+    merged or not (the duplicate audit's)."""
     from corpus_hygiene.dedup.near import find_near_duplicates
 
     if not isinstance(records, Keys):
@@ -100,60 +186,44 @@ def deduplicate(
         fetch = fetch or (lambda name, positions: [getattr(records[i], name) for i in positions.tolist()])
     else:
         keys = records
-    # exact groups: only records whose id is not unique are looked at one by one
-    counts = pc.value_counts(keys.record_id)
-    repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
-    in_groups = np.flatnonzero(pc.is_in(keys.record_id, value_set=repeated).to_numpy(zero_copy_only=False))
-    groups: dict[str, list[tuple[RecordKey, int]]] = {}
-    for i in in_groups.tolist():
-        key = keys[i]
-        groups.setdefault(key.record_id, []).append((key, i))
-    dups: list[DuplicateOf] = []
+    exact, exact_of = _exact_groups(keys)
     canonical = np.ones(len(keys), dtype=bool)
-    for members in groups.values():
-        best = min((m for m, _ in members), key=canonical_rank)
-        dups += [DuplicateOf(m, best, "exact", 1.0, why_kept(best, m)) for m, _ in members if m is not best]
-        canonical[[i for m, i in members if m is not best]] = False
-    canon = keys.take(np.flatnonzero(canonical))
-    canon = canon.take(rank_order(canon))
-    cjk = np.isin(canon.lang, [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
-    verified: list[tuple[int, int, float]] | None = [] if pairs is not None else None
-    merged_into: dict[int, tuple[int, float]] = {
-        m.index: (m.canonical, m.similarity)
-        for m in find_near_duplicates(
-            fetch("text", canon.pos),
-            config,
-            fetch("signature", canon.pos),
-            cjk,
-            memo,
-            fetch("text_key", canon.pos),
-            verified,
-            search,
-        )
-    }
-    if pairs is not None:
-        pairs += [
-            VerifiedPair(canon[i], canon[j], sim, merged_into.get(i, (None,))[0] == j)
-            for i, j, sim in verified
-        ]
-    near = [
-        DuplicateOf(canon[i], canon[j], "near", sim, why_kept(canon[j], canon[i]))
-        for i, (j, sim) in sorted(merged_into.items())
-    ]
-    kept = np.ones(len(canon), dtype=bool)
-    kept[list(merged_into)] = False
+    canonical[exact] = False
+    canon = np.flatnonzero(canonical)
+    canon = canon[rank_order(keys.take(canon))]  # indices into keys, in canonical-rank order
+    del canonical
+    positions = keys.pos[canon]
+    cjk = np.isin(keys.lang[canon], [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
+    verified: list[tuple[int, int, float]] = []
+    found = find_near_duplicates(
+        fetch("text", positions),
+        config,
+        fetch("signature", positions),
+        cjk,
+        memo,
+        fetch("text_key", positions),
+        verified,
+        search,
+    )
+    near = canon[np.array([m.index for m in found], np.int64)]
+    order = np.argsort(near)
+    near, near_sim = near[order], np.array([m.similarity for m in found], np.float64)[order]
+    near_of = canon[np.array([m.canonical for m in found], np.int64)][order]
+    pair = np.array(verified, np.float64).reshape(-1, 3)
+    record, candidate = canon[pair[:, 0].astype(np.int64)], canon[pair[:, 1].astype(np.int64)]
+    merged, merged_into = _lookup(near, record, near_of)
+    pairs = VerifiedPairs(keys, record, candidate, pair[:, 2], merged & (merged_into == candidate))
     # an exact copy of a record that turned out to be a near duplicate follows it to the canonical
-    final = {d.record.pos: d for d in near}
-    dups = [
-        DuplicateOf(
-            d.record,
-            final[d.canonical.pos].canonical,
-            "near",
-            final[d.canonical.pos].similarity,
-            why_kept(final[d.canonical.pos].canonical, d.record),
-        )
-        if d.canonical.pos in final
-        else d
-        for d in dups
-    ]
-    return canon.take(np.flatnonzero(kept)), dups + near
+    follows, follows_to, follows_sim = _lookup(near, exact_of, near_of, near_sim)
+    exact_of = np.where(follows, follows_to, exact_of)
+    similarity = np.where(follows, follows_sim, 1.0)
+    dups = Duplicates(
+        keys,
+        np.concatenate([exact, near]),
+        np.concatenate([exact_of, near_of]),
+        np.concatenate([follows, np.ones(len(near), bool)]),
+        np.concatenate([similarity, near_sim]),
+    )
+    kept = np.ones(len(canon), dtype=bool)
+    kept[np.isin(canon, near)] = False
+    return keys.take(canon[kept]), dups, pairs

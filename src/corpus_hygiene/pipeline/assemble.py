@@ -14,12 +14,12 @@ import numpy as np
 
 from corpus_hygiene.checks import Policy, load_policy
 from corpus_hygiene.checks.domain import RECORD_CHECKS
-from corpus_hygiene.dedup.exact import VerifiedPair, deduplicate
+from corpus_hygiene.dedup.exact import deduplicate
 from corpus_hygiene.incremental.pair_memo import PairMemo
-from corpus_hygiene.models import FileResult, Record, Rejected, SourceReport
+from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
-from corpus_hygiene.pipeline.rows import DuplicateRows, QuarantineRows, RecordRows, column
-from corpus_hygiene.pipeline.staging import Keys, RecordKey, RecordStore, RejectedKeys, pack_rejected
+from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, column
+from corpus_hygiene.pipeline.staging import Keys, RecordStore, RejectedKeys, pack_rejected
 
 if TYPE_CHECKING:
     from corpus_hygiene.dedup.near import PairSearch
@@ -34,7 +34,7 @@ class Assembled:
     records: RecordRows | list[dict] = field(default_factory=list)  # rows.py: no dict per row
     duplicates: DuplicateRows | list[dict] = field(default_factory=list)  # rows.py: texts stay staged
     quarantine: QuarantineRows | list[dict] = field(default_factory=list)  # rows.py: all of it staged
-    pairs: list[dict] = field(default_factory=list)  # every verified near-duplicate pair (the audit's)
+    pairs: PairRows | list[dict] = field(default_factory=list)  # every verified near pair (the audit's)
     sources: list[SourceReport] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -53,10 +53,6 @@ class Assembled:
 
 def _ref(file: str, line: int | None) -> str:
     return f"{file}:{line}" if line is not None else file
-
-
-def _provenance(rec: Record | RecordKey) -> tuple[str, int]:
-    return rec.source_file, rec.source_line
 
 
 def assemble(
@@ -88,48 +84,20 @@ def assemble(
         c.name: {"checked": checked, "failed": out.quarantine_reasons.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
-    verified: list[VerifiedPair] = []
-    kept, dups = deduplicate(keys, policy.dedup_config(), memo, verified, search, store.column)
-    out.pairs = sorted(
-        (
-            {
-                "source_file": v.record.source_file,
-                "source_line": v.record.source_line,
-                "record_id": v.record.record_id,
-                "candidate_id": v.candidate.record_id,
-                "candidate_ref": v.candidate.ref,
-                "similarity": v.similarity,
-                "merged": v.merged,
-            }
-            for v in verified
-        ),
-        key=lambda r: (r["source_file"], r["source_line"], r["candidate_ref"]),
-    )
+    kept, dups, pairs = deduplicate(keys, policy.dedup_config(), memo, search, store.column)
+    files = keys.files.ranks()
+    candidate_ref = np.unique(np.array(keys.take(pairs.candidate).refs(), object), return_inverse=True)[1]
+    by_record = (candidate_ref, keys.source_line[pairs.record], files[keys.source_file[pairs.record]])
+    out.pairs = PairRows(pairs.take(np.lexsort(by_record)))
     kept = kept.take(kept.provenance_order())
-    by_canonical: dict[int, list[RecordKey]] = {}
-    for d in dups:
-        by_canonical.setdefault(d.canonical.pos, []).append(d.record)
+    dups = dups.take(keys.take(dups.record).provenance_order())
     row_of = np.zeros(len(keys), np.int64)
     row_of[kept.pos] = np.arange(len(kept))
-    also_in = {  # by row: the refs of the copies a kept record stands for
-        int(row_of[pos]): [r.ref for r in sorted(copies, key=_provenance)]
-        for pos, copies in by_canonical.items()
-    }
-    out.records = RecordRows(kept, also_in, store)
-    dups.sort(key=lambda d: _provenance(d.record))
-    rows = [
-        {
-            "source_file": d.record.source_file,
-            "source_line": d.record.source_line,
-            "canonical_id": d.canonical.record_id,
-            "canonical_ref": d.canonical.ref,
-            "kind": d.kind,
-            "similarity": d.similarity,
-            "reason": d.reason,
-        }
-        for d in dups
-    ]
-    out.duplicates = DuplicateRows(rows, np.array([d.record.pos for d in dups], np.int64), store)
+    rows = row_of[keys.pos[dups.canonical]]
+    del row_of
+    by_row = np.argsort(rows, kind="stable")  # a row's copies stay in provenance order
+    out.records = RecordRows(kept, Copies(rows[by_row], dups.record[by_row], keys), store)
+    out.duplicates = DuplicateRows(dups, store)
     out.quarantine = QuarantineRows(rejected.order(), store)
     out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
 
@@ -146,7 +114,7 @@ def assemble(
         "duplicates": len(out.duplicates),
         "quarantined": len(out.quarantine),
     }
-    placed = np.concatenate([kept.pos, np.array([d.record.pos for d in dups], np.int64)])
+    placed = np.concatenate([kept.pos, keys.pos[dups.record]])
     check_accounting(out.counts, keys, placed, rejected, _whole_files(results, refused))
     return out
 

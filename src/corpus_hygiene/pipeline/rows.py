@@ -10,24 +10,49 @@ about twice the column-by-column conversion.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.pipeline.staging import READ_ROWS, REJECTED_SCHEMA, STAGED_SCHEMA, Keys, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
+class Copies:
+    """The duplicates each kept record stands for (the records table's ``dup_count`` and ``also_in``) as
+    two columns, an entry a duplicate: ``rows``, the kept record's row (ascending), and ``records``, the
+    duplicate's index into ``keys`` (in provenance order within a row)."""
+
+    __slots__ = ("_rows", "_records", "_keys")
+
+    def __init__(self, rows: np.ndarray, records: np.ndarray, keys: Keys) -> None:
+        self._rows, self._records, self._keys = rows, records, keys
+
+    def _bounds(self, lo: int, hi: int) -> np.ndarray:
+        return np.searchsorted(self._rows, np.arange(lo, max(lo, hi) + 1))
+
+    def counts(self, lo: int, hi: int) -> list[int]:
+        return np.diff(self._bounds(lo, hi)).tolist()
+
+    def refs(self, lo: int, hi: int) -> list[list[str]]:
+        """The refs of rows ``lo``..``hi``'s duplicates, a list a row."""
+        bounds = self._bounds(lo, hi)
+        refs = self._keys.take(self._records[bounds[0] : bounds[-1]]).refs()
+        starts = (bounds - bounds[0]).tolist()
+        return [refs[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+
+
 class RecordRows(Sequence):
-    """The kept records' keys (``staging.Keys``, already in the table's order) and, by row, the refs
-    of the duplicates each stands for (``also_in``, sorted; positions without duplicates are absent).
-    The columns a key holds come from the keys; the others are read from the ``store``."""
+    """The kept records' keys (``staging.Keys``, already in the table's order) and the duplicates each
+    stands for (``Copies``). The columns a key holds come from the keys; the others are read from the
+    ``store``."""
 
-    __slots__ = ("_keys", "_also_in", "_store")
+    __slots__ = ("_keys", "_copies", "_store")
 
-    def __init__(self, keys: Keys, also_in: Mapping[int, list[str]], store: RecordStore) -> None:
-        self._keys, self._also_in, self._store = keys, also_in, store
+    def __init__(self, keys: Keys, copies: Copies, store: RecordStore) -> None:
+        self._keys, self._copies, self._store = keys, copies, store
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -42,12 +67,12 @@ class RecordRows(Sequence):
 
     def _row(self, i: int) -> dict:
         row = self._store.take(STAGED_SCHEMA.names, [self._keys.pos[i]]).to_pylist()[0]
-        also = self._also_in.get(i, [])
+        also = self._copies.refs(i, i + 1)[0]
         row |= {
             "n_chars": int(self._keys.n_chars[i]),
             "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
             "dup_count": len(also),
-            "also_in": list(also),
+            "also_in": also,
         }
         return {name: row[name] for name in _ROW}
 
@@ -59,11 +84,10 @@ class RecordRows(Sequence):
         if name == "pii":
             pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
             return pii.to_pylist()
-        also = self._also_in
         if name == "dup_count":
-            return [len(also[i]) if i in also else 0 for i in range(lo, hi)]
+            return self._copies.counts(lo, hi)
         if name == "also_in":
-            return [also.get(i, []) for i in range(lo, hi)]
+            return self._copies.refs(lo, hi)
         return self._stored([name], lo, hi).column(0).to_pylist()
 
     def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
@@ -104,39 +128,94 @@ class _SlicedRows(Sequence):
             yield from self._slice(slice(lo, lo + READ_ROWS))
 
 
-class DuplicateRows(_SlicedRows):
-    """The duplicates table's rows: dicts without ``text_raw``, which stays staged, read by position
-    (``positions``, one a row) when rows, the column or an Arrow slice are asked for."""
+class _PairedRows(_SlicedRows):
+    """A table whose rows pair two records by their indices into the keys (a duplicate and its
+    canonical; a verified pair): each column is made a slice at a time (``_column``)."""
 
-    __slots__ = ("_rows", "_positions", "_store")
-
-    def __init__(self, rows: list[dict], positions: np.ndarray, store: RecordStore) -> None:
-        self._rows, self._positions, self._store = rows, positions, store
-
-    def __len__(self) -> int:
-        return len(self._rows)
+    __slots__ = ()
 
     def _slice(self, i: slice) -> list[dict]:
         lo, hi, step = i.indices(len(self))
-        texts = self.column("text_raw", lo, hi)[::step]
-        return [row | {"text_raw": text} for row, text in zip(self._rows[i], texts, strict=True)]
-
-    def _texts(self, lo: int, hi: int | None) -> pa.ChunkedArray:
-        return self._store.take(["text_raw"], self._positions[lo:hi]).column(0)
+        columns = [self.column(name, lo, hi)[::step] for name in self.NAMES]
+        return [dict(zip(self.NAMES, row, strict=True)) for row in zip(*columns, strict=True)]
 
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
-        if name == "text_raw":
-            return self._texts(lo, hi).to_pylist()
-        return [row[name] for row in self._rows[lo:hi]]
+        values = self._column(name, lo, min(len(self), len(self) if hi is None else hi))
+        return values.to_pylist() if isinstance(values, pa.ChunkedArray) else values
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
+        hi = min(hi, len(self))
+        arrays = [self._column(f.name, lo, hi) for f in schema]
         arrays = [
-            self._texts(lo, hi).cast(f.type)
-            if f.name == "text_raw"
-            else _array(self.column(f.name, lo, hi), f.type)
-            for f in schema
+            a.cast(f.type) if isinstance(a, pa.ChunkedArray) else _array(a, f.type)
+            for a, f in zip(arrays, schema, strict=True)
         ]
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+class DuplicateRows(_PairedRows):
+    """The duplicates table's rows, from the dedup step's columns (``exact.Duplicates``, in the table's
+    order): the fields of the duplicate's and the canonical's keys, ``text_raw`` read from the store."""
+
+    NAMES = ("source_file", "source_line", "canonical_id", "canonical_ref", "kind", "similarity", "reason")
+    NAMES += ("text_raw",)
+    __slots__ = ("_dups", "_store")
+
+    def __init__(self, dups: Duplicates, store: RecordStore) -> None:
+        self._dups, self._store = dups, store
+
+    def __len__(self) -> int:
+        return len(self._dups)
+
+    def _column(self, name: str, lo: int, hi: int) -> list | pa.ChunkedArray:
+        dups = self._dups
+        record = dups.keys.take(dups.record[lo:hi])
+        if name in ("source_file", "source_line"):
+            return record.values(name)
+        if name == "text_raw":
+            return self._store.take(["text_raw"], record.pos).column(0)
+        if name == "kind":
+            return ["near" if near else "exact" for near in dups.near[lo:hi].tolist()]
+        if name == "similarity":
+            return dups.similarity[lo:hi].tolist()
+        canonical = dups.keys.take(dups.canonical[lo:hi])
+        if name == "canonical_id":
+            return canonical.values("record_id")
+        if name == "canonical_ref":
+            return canonical.refs()
+        return [why_kept(canonical[i], record[i]) for i in range(hi - lo)]  # reason
+
+
+class PairRows(_PairedRows):
+    """The verified near-duplicate pairs' rows, from the dedup step's columns (``exact.VerifiedPairs``,
+    in the table's order): the fields of both records' keys, the similarity, whether it merged them."""
+
+    NAMES = (
+        "source_file",
+        "source_line",
+        "record_id",
+        "candidate_id",
+        "candidate_ref",
+        "similarity",
+        "merged",
+    )
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs: VerifiedPairs) -> None:
+        self._pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def _column(self, name: str, lo: int, hi: int) -> list:
+        pairs = self._pairs
+        if name in ("source_file", "source_line", "record_id"):
+            return pairs.keys.take(pairs.record[lo:hi]).values(name)
+        if name == "candidate_id":
+            return pairs.keys.take(pairs.candidate[lo:hi]).values("record_id")
+        if name == "candidate_ref":
+            return pairs.keys.take(pairs.candidate[lo:hi]).refs()
+        return getattr(pairs, name)[lo:hi].tolist()  # similarity, merged
 
 
 class QuarantineRows(_SlicedRows):
@@ -185,7 +264,7 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
     return string_array(values) if type_ == pa.string() else pa.array(values, type_)
 
 
-_STAGED = RecordRows | DuplicateRows | QuarantineRows  # tables that read their columns from the staging
+_STAGED = RecordRows | DuplicateRows | QuarantineRows | PairRows  # tables that make their columns
 
 
 def column(rows: Sequence[dict], name: str) -> list:

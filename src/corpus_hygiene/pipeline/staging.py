@@ -189,6 +189,11 @@ class Keys(Sequence):
             return codes.arrow(getattr(self, name))
         return pa.array(getattr(self, name))
 
+    def refs(self) -> list[str]:
+        """Each key's ``RecordKey.ref``."""
+        files = self.values("source_file")
+        return [f"{f}:{n}" for f, n in zip(files, self.source_line.tolist(), strict=True)]
+
     def values(self, name: str) -> list:
         """Column ``name`` as Python values; a file name or language is one shared str, not one a row."""
         if codes := self._codes(name):
