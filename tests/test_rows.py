@@ -62,7 +62,8 @@ def staged(records, copies) -> RecordRows:
     store = _store(records)
     rows = [i for i in sorted(copies) for _ in copies[i]]
     of = [j for i in sorted(copies) for j in copies[i]]
-    return RecordRows(store.keys, Copies(np.array(rows, np.int64), np.array(of, np.int64), store.keys), store)
+    copies = Copies(np.array(rows, np.int64), np.array(of, np.int64), store.keys)
+    return RecordRows(store.keys, np.arange(len(records)), copies, store)
 
 
 @given(record_rows())

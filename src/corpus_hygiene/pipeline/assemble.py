@@ -89,14 +89,14 @@ def assemble(
     candidate_ref = np.unique(np.array(keys.take(pairs.candidate).refs(), object), return_inverse=True)[1]
     by_record = (candidate_ref, keys.source_line[pairs.record], files[keys.source_file[pairs.record]])
     out.pairs = PairRows(pairs.take(np.lexsort(by_record)))
-    kept = kept.take(kept.provenance_order())
+    kept = kept.pos[kept.provenance_order()]  # indices into keys: theirs are positions
     dups = dups.take(keys.take(dups.record).provenance_order())
     row_of = np.zeros(len(keys), np.int64)
-    row_of[kept.pos] = np.arange(len(kept))
-    rows = row_of[keys.pos[dups.canonical]]
+    row_of[kept] = np.arange(len(kept))
+    rows = row_of[dups.canonical]
     del row_of
     by_row = np.argsort(rows, kind="stable")  # a row's copies stay in provenance order
-    out.records = RecordRows(kept, Copies(rows[by_row], dups.record[by_row], keys), store)
+    out.records = RecordRows(keys, kept, Copies(rows[by_row], dups.record[by_row], keys), store)
     out.duplicates = DuplicateRows(dups, store)
     out.quarantine = QuarantineRows(rejected.order(), store)
     out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
@@ -114,7 +114,7 @@ def assemble(
         "duplicates": len(out.duplicates),
         "quarantined": len(out.quarantine),
     }
-    placed = np.concatenate([kept.pos, keys.pos[dups.record]])
+    placed = np.concatenate([kept, dups.record])
     check_accounting(out.counts, keys, placed, rejected, _whole_files(results, refused))
     return out
 

@@ -45,17 +45,17 @@ class Copies:
 
 
 class RecordRows(Sequence):
-    """The kept records' keys (``staging.Keys``, already in the table's order) and the duplicates each
-    stands for (``Copies``). The columns a key holds come from the keys; the others are read from the
-    ``store``."""
+    """The kept records: their indices into the keys (``staging.Keys``), in the table's order, and the
+    duplicates each stands for (``Copies``). The columns a key holds come from the keys; the others are
+    read from the ``store``."""
 
-    __slots__ = ("_keys", "_copies", "_store")
+    __slots__ = ("_keys", "_rows", "_copies", "_store")
 
-    def __init__(self, keys: Keys, copies: Copies, store: RecordStore) -> None:
-        self._keys, self._copies, self._store = keys, copies, store
+    def __init__(self, keys: Keys, rows: np.ndarray, copies: Copies, store: RecordStore) -> None:
+        self._keys, self._rows, self._copies, self._store = keys, rows, copies, store
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._rows)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -66,10 +66,11 @@ class RecordRows(Sequence):
         return map(self._row, range(len(self)))
 
     def _row(self, i: int) -> dict:
-        row = self._store.take(STAGED_SCHEMA.names, [self._keys.pos[i]]).to_pylist()[0]
+        key = self._keys[self._rows[i]]
+        row = self._store.take(STAGED_SCHEMA.names, [key.pos]).to_pylist()[0]
         also = self._copies.refs(i, i + 1)[0]
         row |= {
-            "n_chars": int(self._keys.n_chars[i]),
+            "n_chars": key.n_chars,
             "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
             "dup_count": len(also),
             "also_in": also,
@@ -80,7 +81,7 @@ class RecordRows(Sequence):
         """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them."""
         hi = len(self) if hi is None else min(hi, len(self))
         if name in _FROM_KEYS:
-            return self._keys[lo:hi].values(name)
+            return self._keys.take(self._rows[lo:hi]).values(name)
         if name == "pii":
             pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
             return pii.to_pylist()
@@ -91,7 +92,7 @@ class RecordRows(Sequence):
         return self._stored([name], lo, hi).column(0).to_pylist()
 
     def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
-        return self._store.take(names, self._keys.pos[lo:hi])
+        return self._store.take(names, self._keys.pos[self._rows[lo:hi]])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
         """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; the stored
@@ -99,7 +100,7 @@ class RecordRows(Sequence):
         as_stored = [
             f.name for f in schema if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type
         ]
-        read, keys = self._stored(as_stored, lo, hi), self._keys[lo:hi]
+        read, keys = self._stored(as_stored, lo, hi), self._keys.take(self._rows[lo:hi])
         arrays = [
             read.column(f.name)
             if f.name in as_stored

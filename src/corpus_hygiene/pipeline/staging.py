@@ -385,13 +385,9 @@ class RecordStore:
         if self._keys is None or len(self._keys) != len(self):
             parts = list(zip(*self._key_parts, strict=True)) or [[]] * 6
             ids, numbers = parts[0], [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts[1:]]
-            self._keys = Keys(
-                np.arange(len(self), dtype=np.int64),
-                pa.concat_arrays(ids) if ids else pa.array([], pa.string()),
-                *numbers,
-                self._files,
-                self._langs,
-            )
+            ids = pa.concat_arrays(ids) if ids else pa.array([], pa.string())
+            self._key_parts = [(ids, *numbers)]  # joined: the batches' columns go
+            self._keys = Keys(np.arange(len(self), dtype=np.int64), ids, *numbers, self._files, self._langs)
         return self._keys
 
     @property
