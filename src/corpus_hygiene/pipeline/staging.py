@@ -315,15 +315,22 @@ class _Parts:
             return pa.schema([self.schema.field(n) for n in names]).empty_table()
         part = np.searchsorted(self.starts, positions, side="right") - 1
         order = np.argsort(part, kind="stable")
-        pieces = []
+        pieces: dict[str, list[pa.Array]] = {name: [] for name in names}
         for p in np.unique(part).tolist():
             rows = positions[part == p] - self.starts[p]
             with pa.memory_map(str(self.paths[p])) as source:
-                table = pa.ipc.open_file(source).read_all().select(list(names))
-                pieces.append(table.take(pa.array(rows)).combine_chunks())
+                table = pa.ipc.open_file(source).read_all().select(list(names)).take(pa.array(rows))
+                for name in names:
+                    pieces[name] += table[name].chunks
                 del table
         back = pa.array(np.argsort(order, kind="stable"))  # grouped by file: back to the order asked
-        return pa.concat_tables(pieces).take(back).combine_chunks()
+        # a column at a time, its pieces freed as it is put in order: one copy of the rows, not three
+        arrays = []
+        for name in names:
+            joined = pa.concat_arrays(pieces.pop(name))
+            arrays.append(joined.take(back))
+            del joined
+        return pa.Table.from_arrays(arrays, schema=pa.schema([self.schema.field(n) for n in names]))
 
 
 @dataclass(frozen=True, eq=False)
