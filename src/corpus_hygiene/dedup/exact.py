@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,37 +29,6 @@ class DuplicateOf:
     reason: str  # why the canonical copy was kept rather than this one
 
 
-@dataclass(frozen=True, eq=False)
-class Duplicates(Sequence):
-    """The duplicates as columns (indices into ``keys``), not an object each: ``record`` is a duplicate
-    of ``canonical``; ``near``, else exact; ``similarity``. ``Duplicates[i]`` is one's ``DuplicateOf``."""
-
-    keys: Keys
-    record: np.ndarray
-    canonical: np.ndarray
-    near: np.ndarray
-    similarity: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.record)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        record, canonical = self.keys[self.record[i]], self.keys[self.canonical[i]]
-        kind = "near" if self.near[i] else "exact"
-        return DuplicateOf(record, canonical, kind, float(self.similarity[i]), why_kept(canonical, record))
-
-    def take(self, indices: np.ndarray) -> Duplicates:
-        return Duplicates(
-            self.keys,
-            self.record[indices],
-            self.canonical[indices],
-            self.near[indices],
-            self.similarity[indices],
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class VerifiedPair:
     """A near-duplicate candidate pair whose similarity was verified: ``record`` against the earlier
@@ -72,32 +41,51 @@ class VerifiedPair:
 
 
 @dataclass(frozen=True, eq=False)
-class VerifiedPairs(Sequence):
-    """The verified pairs as columns (indices into ``keys``); ``VerifiedPairs[i]`` is a ``VerifiedPair``."""
+class _Columns(Sequence):
+    """Rows as numpy columns of equal length (``keys`` aside: records are indices into them), not an
+    object each; ``[i]`` makes one's object (``_one``), ``take`` the rows at some indices."""
 
     keys: Keys
+
+    def __len__(self) -> int:
+        return len(getattr(self, fields(self)[1].name))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._one(j) for j in range(*i.indices(len(self)))]
+        return self._one(range(len(self))[i])
+
+    def take(self, indices: np.ndarray):
+        return replace(self, **{f.name: getattr(self, f.name)[indices] for f in fields(self)[1:]})
+
+
+@dataclass(frozen=True, eq=False)
+class Duplicates(_Columns):
+    """The duplicates: ``record`` is a duplicate of ``canonical``; ``near``, else exact; ``similarity``."""
+
+    record: np.ndarray
+    canonical: np.ndarray
+    near: np.ndarray
+    similarity: np.ndarray
+
+    def _one(self, i: int) -> DuplicateOf:
+        record, canonical = self.keys[self.record[i]], self.keys[self.canonical[i]]
+        kind = "near" if self.near[i] else "exact"
+        return DuplicateOf(record, canonical, kind, float(self.similarity[i]), why_kept(canonical, record))
+
+
+@dataclass(frozen=True, eq=False)
+class VerifiedPairs(_Columns):
+    """The verified near-duplicate pairs: ``record`` against ``candidate``, ``similarity``, ``merged``."""
+
     record: np.ndarray
     candidate: np.ndarray
     similarity: np.ndarray
     merged: np.ndarray
 
-    def __len__(self) -> int:
-        return len(self.record)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _one(self, i: int) -> VerifiedPair:
         record, candidate = self.keys[self.record[i]], self.keys[self.candidate[i]]
         return VerifiedPair(record, candidate, float(self.similarity[i]), bool(self.merged[i]))
-
-    def take(self, indices: np.ndarray) -> VerifiedPairs:
-        return VerifiedPairs(
-            self.keys,
-            self.record[indices],
-            self.candidate[indices],
-            self.similarity[indices],
-            self.merged[indices],
-        )
 
 
 CJK_LANGS = frozenset({"zh", "ja", "ko"})
