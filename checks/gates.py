@@ -30,17 +30,21 @@ def _slices(table) -> Iterable:
 
 
 class _Seen:
-    """The values of the slices before, as one Arrow array of their bytes: a Python set would hold an
-    object per id and a tuple per provenance for every row of the table."""
+    """The values of the slices before, as Arrow arrays of their bytes: a Python set would hold an
+    object per id and a tuple per provenance for every row of the table. A new slice is hashed and
+    the earlier values looked up in it: a table of the earlier ones would copy them all."""
 
     def __init__(self) -> None:
-        self._values = pa.array([], pa.string())
+        self._values: list[pa.Array] = []
 
     def add(self, values: list) -> np.ndarray:
         """Which of ``values`` an earlier slice holds; then they are held too."""
         new = pa.array(values, pa.string())
-        found = pc.is_in(new, value_set=self._values).to_numpy(zero_copy_only=False)
-        self._values = pa.concat_arrays([self._values, new])
+        hit = [pc.index_in(earlier, value_set=new).drop_null() for earlier in self._values]
+        hit = np.unique(np.concatenate([np.zeros(0, np.int32), *(h.to_numpy() for h in hit)]))
+        # every row of a value found, not only the first (index_in gives one index a value)
+        found = pc.is_in(new, value_set=new.take(pa.array(hit, pa.int32()))).to_numpy(zero_copy_only=False)
+        self._values.append(new)
         return found
 
 

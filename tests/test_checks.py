@@ -1,6 +1,8 @@
 """The quality contract: every named check passes and fails, routing, gates, the policy file."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import evaluate_gates, schema_failures
@@ -401,3 +403,14 @@ def test_contact_details_are_kept_by_default_and_quarantined_when_the_policy_say
         "contact details in the text (1 e-mail addresses, 1 phone numbers); the policy quarantines them"
     )
     assert "ada@" not in failure.detail
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "é", "", None]), max_size=8), max_size=5))
+def test_seen_finds_exactly_the_values_of_earlier_slices(slices):
+    """Every row of a value an earlier slice held, repeats and nulls included; nothing else."""
+    from corpus_hygiene.checks.gates import _Seen
+
+    seen, earlier = _Seen(), set()
+    for values in slices:
+        assert seen.add(values).tolist() == [v in earlier for v in values]
+        earlier |= set(values)
