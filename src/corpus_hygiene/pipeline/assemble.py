@@ -85,6 +85,7 @@ def assemble(
     }
 
     kept, dups, pairs = deduplicate(keys, policy.dedup_config(), memo, search, store.column)
+    # the pairs by (source_file, source_line, candidate_ref), the ref compared as a string
     files = keys.files.ranks()
     candidate_ref = np.unique(np.array(keys.take(pairs.candidate).refs(), object), return_inverse=True)[1]
     by_record = (candidate_ref, keys.source_line[pairs.record], files[keys.source_file[pairs.record]])
