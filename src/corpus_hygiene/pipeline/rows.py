@@ -131,35 +131,40 @@ class _SlicedRows(Sequence):
 
 class _PairedRows(_SlicedRows):
     """A table whose rows pair two records by their indices into the keys (a duplicate and its
-    canonical; a verified pair): each column is made a slice at a time (``_column``)."""
+    canonical; a verified pair): the columns asked for are made together a slice at a time
+    (``_columns``: the two records' keys are taken once)."""
 
     __slots__ = ()
 
     def _slice(self, i: slice) -> list[dict]:
         lo, hi, step = i.indices(len(self))
-        columns = [self.column(name, lo, hi)[::step] for name in self.NAMES]
+        columns = [self._python(v)[::step] for v in self._columns(self.NAMES, lo, hi).values()]
         return [dict(zip(self.NAMES, row, strict=True)) for row in zip(*columns, strict=True)]
 
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
-        values = self._column(name, lo, min(len(self), len(self) if hi is None else hi))
-        return values.to_pylist() if isinstance(values, pa.ChunkedArray) else values
+        hi = len(self) if hi is None else min(hi, len(self))
+        return self._python(self._columns([name], lo, hi)[name])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        hi = min(hi, len(self))
-        arrays = [self._column(f.name, lo, hi) for f in schema]
+        columns = self._columns(schema.names, lo, min(hi, len(self)))
         arrays = [
-            a.cast(f.type) if isinstance(a, pa.ChunkedArray) else _array(a, f.type)
-            for a, f in zip(arrays, schema, strict=True)
-        ]
+            columns[f.name].cast(f.type) if isinstance(columns[f.name], pa.ChunkedArray)
+            else _array(columns[f.name], f.type)
+            for f in schema
+        ]  # fmt: skip
         return pa.Table.from_arrays(arrays, schema=schema)
+
+    @staticmethod
+    def _python(values: list | pa.ChunkedArray) -> list:
+        return values.to_pylist() if isinstance(values, pa.ChunkedArray) else values
 
 
 class DuplicateRows(_PairedRows):
     """The duplicates table's rows, from the dedup step's columns (``exact.Duplicates``, in the table's
     order): the fields of the duplicate's and the canonical's keys, ``text_raw`` read from the store."""
 
-    NAMES = ("source_file", "source_line", "canonical_id", "canonical_ref", "kind", "similarity", "reason")
-    NAMES += ("text_raw",)
+    NAMES = ("source_file", "source_line", "canonical_id", "canonical_ref", "kind", "similarity", "reason",
+             "text_raw")  # fmt: skip
     __slots__ = ("_dups", "_store")
 
     def __init__(self, dups: Duplicates, store: RecordStore) -> None:
@@ -168,38 +173,28 @@ class DuplicateRows(_PairedRows):
     def __len__(self) -> int:
         return len(self._dups)
 
-    def _column(self, name: str, lo: int, hi: int) -> list | pa.ChunkedArray:
+    def _columns(self, names: Sequence[str], lo: int, hi: int) -> dict[str, list | pa.ChunkedArray]:
         dups = self._dups
-        record = dups.keys.take(dups.record[lo:hi])
-        if name in ("source_file", "source_line"):
-            return record.values(name)
-        if name == "text_raw":
-            return self._store.take(["text_raw"], record.pos).column(0)
-        if name == "kind":
-            return ["near" if near else "exact" for near in dups.near[lo:hi].tolist()]
-        if name == "similarity":
-            return dups.similarity[lo:hi].tolist()
-        canonical = dups.keys.take(dups.canonical[lo:hi])
-        if name == "canonical_id":
-            return canonical.values("record_id")
-        if name == "canonical_ref":
-            return canonical.refs()
-        return [why_kept(canonical[i], record[i]) for i in range(hi - lo)]  # reason
+        record, canonical = dups.keys.take(dups.record[lo:hi]), dups.keys.take(dups.canonical[lo:hi])
+        made = {
+            "source_file": lambda: record.values("source_file"),
+            "source_line": lambda: record.values("source_line"),
+            "canonical_id": lambda: canonical.values("record_id"),
+            "canonical_ref": canonical.refs,
+            "kind": lambda: ["near" if near else "exact" for near in dups.near[lo:hi].tolist()],
+            "similarity": lambda: dups.similarity[lo:hi].tolist(),
+            "reason": lambda: [why_kept(canonical[i], record[i]) for i in range(len(record))],
+            "text_raw": lambda: self._store.take(["text_raw"], record.pos).column(0),
+        }
+        return {name: made[name]() for name in names}
 
 
 class PairRows(_PairedRows):
     """The verified near-duplicate pairs' rows, from the dedup step's columns (``exact.VerifiedPairs``,
     in the table's order): the fields of both records' keys, the similarity, whether it merged them."""
 
-    NAMES = (
-        "source_file",
-        "source_line",
-        "record_id",
-        "candidate_id",
-        "candidate_ref",
-        "similarity",
-        "merged",
-    )
+    NAMES = ("source_file", "source_line", "record_id", "candidate_id", "candidate_ref", "similarity",
+             "merged")  # fmt: skip
     __slots__ = ("_pairs",)
 
     def __init__(self, pairs: VerifiedPairs) -> None:
@@ -208,15 +203,19 @@ class PairRows(_PairedRows):
     def __len__(self) -> int:
         return len(self._pairs)
 
-    def _column(self, name: str, lo: int, hi: int) -> list:
+    def _columns(self, names: Sequence[str], lo: int, hi: int) -> dict[str, list]:
         pairs = self._pairs
-        if name in ("source_file", "source_line", "record_id"):
-            return pairs.keys.take(pairs.record[lo:hi]).values(name)
-        if name == "candidate_id":
-            return pairs.keys.take(pairs.candidate[lo:hi]).values("record_id")
-        if name == "candidate_ref":
-            return pairs.keys.take(pairs.candidate[lo:hi]).refs()
-        return getattr(pairs, name)[lo:hi].tolist()  # similarity, merged
+        record, candidate = pairs.keys.take(pairs.record[lo:hi]), pairs.keys.take(pairs.candidate[lo:hi])
+        made = {
+            "source_file": lambda: record.values("source_file"),
+            "source_line": lambda: record.values("source_line"),
+            "record_id": lambda: record.values("record_id"),
+            "candidate_id": lambda: candidate.values("record_id"),
+            "candidate_ref": candidate.refs,
+            "similarity": lambda: pairs.similarity[lo:hi].tolist(),
+            "merged": lambda: pairs.merged[lo:hi].tolist(),
+        }
+        return {name: made[name]() for name in names}
 
 
 class QuarantineRows(_SlicedRows):
