@@ -147,52 +147,66 @@ def test_candidate_pairs_are_exactly_the_pairs_sharing_a_band(rows):
     assert candidate_pairs(sig, cfg).tolist() == expected
 
 
+def _fresh_search(sig, fresh, cfg, step, cjk=None):
+    """``fresh_candidate_pairs`` on ``sig`` read ``step`` rows at a time."""
+    from corpus_hygiene.dedup.near import fresh_candidate_pairs
+
+    cjk = np.zeros(len(sig), bool) if cjk is None else cjk
+    slices = ((lo, sig[lo : lo + step]) for lo in range(0, len(sig), step))
+    return fresh_candidate_pairs(slices, fresh, sig[fresh], cfg, cjk).tolist()
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.tuples(st.lists(st.integers(0, 2), min_size=8, max_size=8), st.booleans()), max_size=40),
-    st.integers(1, 64),
+    st.integers(1, 16),
     st.sampled_from([(4, 2), (2, 4), (2, 3)]),  # bands of one 64-bit word, two, and two with padding
+    st.floats(0.0, 0.8),
 )
-def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows, chunk, shape):
-    """The re-run's search (``fresh``) finds exactly the full search's pairs that have a fresh record,
-    whatever the chunking of its pairs."""
-    from corpus_hygiene.dedup import near
-
+def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows, step, shape, floor):
+    """The re-run's search (``fresh_candidate_pairs``) finds exactly the full search's pairs that have a
+    fresh record, whatever the slices its signatures are read in."""
     bands, per_band = shape
-    cfg = DedupConfig(num_perm=bands * per_band, bands=bands, rows=per_band, min_candidate_jaccard=0.0)
+    cfg = DedupConfig(num_perm=bands * per_band, bands=bands, rows=per_band, min_candidate_jaccard=floor)
     sig = np.array([r for r, _ in rows], dtype=np.uint32).reshape(len(rows), 8)[:, : bands * per_band]
     fresh = np.array([f for _, f in rows], dtype=bool)
     n = len(sig)
     full = candidate_pairs(sig, cfg)
-    expected = [c for c in full.tolist() if fresh[c // n] or fresh[c % n]]
-    assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == expected
-    order = np.arange(n)
-    pairs = [
-        (int(a), int(b))
-        for x, y in near._fresh_pairs(order, np.ones(max(0, n - 1), bool), fresh, chunk)
-        for a, b in zip(x, y, strict=True)
-    ]  # one run of all n records: every fresh record with every other one, once per fresh member
-    assert sorted(pairs) == sorted((i, j) for i in range(n) if fresh[i] for j in range(n) if j != i)
+    assert _fresh_search(sig, fresh, cfg, step) == [c for c in full.tolist() if fresh[c // n] or fresh[c % n]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30), st.integers(1, 40))
+def test_bucket_runs_are_every_pair_once_in_chunks(counts, chunk):
+    """``_runs`` yields (x, first[x] + k) for every k < count[x], each once, in chunks of about ``chunk``."""
+    from corpus_hygiene.dedup import near
+
+    count = np.array(counts, dtype=np.int64)
+    first = np.arange(len(count), dtype=np.int64) * 10
+    pieces = list(near._runs(first, count, chunk))
+    got = [(int(x), int(y)) for xs, ys in pieces for x, y in zip(xs, ys, strict=True)]
+    assert got == [(x, first[x] + k) for x in range(len(count)) for k in range(count[x])]
+    assert all(len(xs) <= max(chunk, int(count.max(initial=0))) for xs, _ in pieces)
 
 
 def test_a_band_hash_that_only_collides_makes_no_pair():
-    """The re-run's search picks records by a 64-bit hash of the band; records that share the hash but
-    not the band are sorted with the rest and make no pair."""
-    from corpus_hygiene.dedup import near
-
+    """The re-run's search looks bands up by a 64-bit hash; a record that shares the hash but not the
+    band makes no pair."""
     m = 0x9E3779B97F4A7C15
     fresh_band, twin = (5, 7), (6, (7 - m) % 2**64)  # h = w0 * m + w1 (mod 2**64): equal for both
     keys = np.array([fresh_band, twin, fresh_band, (1, 1)], dtype=np.uint64)
+    from corpus_hygiene.dedup.near import band_hash
+
+    assert band_hash(keys)[0] == band_hash(keys)[1]
     fresh = np.array([True, False, False, False])
-    assert near._sharing_a_fresh_key(keys, fresh).tolist() == [0, 1, 2]  # the twin too
     sig = keys.view(np.uint32)  # one band of 4 uint32 values a record
     cfg = DedupConfig(num_perm=4, bands=1, rows=4, min_candidate_jaccard=0.0)
-    assert candidate_pairs(sig, cfg, fresh=fresh).tolist() == [2 * 4 + 0]  # records 0 and 2 only
+    assert _fresh_search(sig, fresh, cfg, 2) == [2 * 4 + 0]  # records 0 and 2 only
 
 
 def test_the_band_search_finds_the_same_pairs_in_one_thread_or_several(monkeypatch):
-    """Bands are searched in threads (``band_threads``): the pairs, full and fresh, do not depend on how
-    many; the count follows the cores, capped."""
+    """Bands are searched in threads (``band_threads``): the pairs do not depend on how many; the count
+    follows the cores, capped. A re-run's search of the fresh records finds the same pairs with one."""
     from corpus_hygiene.dedup import near
 
     rng = np.random.default_rng(7)
@@ -202,8 +216,10 @@ def test_the_band_search_finds_the_same_pairs_in_one_thread_or_several(monkeypat
     found = {}
     for threads in (1, 3):
         monkeypatch.setattr(near, "band_threads", lambda t=threads: t)
-        found[threads] = (candidate_pairs(sig, cfg).tolist(), candidate_pairs(sig, cfg, fresh=fresh).tolist())
-    assert found[1] == found[3] and len(found[1][0]) > 1000 and 0 < len(found[1][1]) < len(found[1][0])
+        found[threads] = candidate_pairs(sig, cfg).tolist()
+    assert found[1] == found[3] and len(found[1]) > 1000
+    with_fresh = [c for c in found[1] if fresh[c // 400] or fresh[c % 400]]
+    assert 0 < len(with_fresh) < len(found[1]) and _fresh_search(sig, fresh, cfg, 64) == with_fresh
     monkeypatch.undo()
     monkeypatch.setattr(near.os, "cpu_count", lambda: 64)
     assert near.band_threads() == near.MAX_BAND_THREADS
@@ -302,12 +318,9 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     assert sorted(map(tuple, again.candidates.tolist())) == sorted(map(tuple, first.next_candidates.tolist()))
 
     searched = []
-    real = near.candidate_pairs
-    monkeypatch.setattr(
-        near,
-        "candidate_pairs",
-        lambda *a, **k: searched.append(k.get("fresh", a[3] if len(a) > 3 else None)) or real(*a, **k),
-    )
+    real, full = near.fresh_candidate_pairs, near.candidate_pairs
+    monkeypatch.setattr(near, "fresh_candidate_pairs", lambda *a: searched.append(a[1]) or real(*a))
+    monkeypatch.setattr(near, "candidate_pairs", lambda *a: searched.append(None) or full(*a))
     # one record gone, one new: the LSH search looks at the new text only; the result is a fresh run's
     grown = records[1:] + [rec(records[2].text.replace("audit", "review"), "g.txt", 3)]
     memo = load_memo(path)
@@ -321,23 +334,57 @@ def test_memo_candidates_from_an_earlier_run_are_reused_and_only_new_texts_are_s
     assert searched[-1] is None
 
 
+class _TextsRead(list):
+    """Texts that note which ones are read at once (``take``, as a staged column is read)."""
+
+    def take(self, indices):
+        self.read = getattr(self, "read", set()) | set(indices.tolist())
+        return [self[i] for i in indices.tolist()]
+
+
+def test_a_rerun_reads_only_the_texts_of_pairs_without_a_memo_similarity():
+    """The star pass reads the texts of its candidate pairs before it starts; a re-run reads those of
+    the pairs the memo has no similarity for, not every pair's."""
+    from corpus_hygiene.incremental.pair_memo import PairMemo, text_key
+
+    cfg = DedupConfig()
+    texts = [r.text for r in _corpus_with_near_copies()]
+    first = PairMemo()
+    find_near_duplicates(texts, cfg, memo=first)
+    grown = _TextsRead([*texts, texts[-1].replace("forty", "fifty")])  # a near copy of the last
+    again = PairMemo(dict(first.used), first.next_indexed, first.next_candidates)
+    full = _TextsRead(grown)
+    assert find_near_duplicates(grown, cfg, memo=again) == find_near_duplicates(full, cfg)
+    keys = [text_key(t) for t in grown]
+    n = len(grown)
+    lacking = {
+        x
+        for a, b in map(tuple, again.next_candidates.tolist())
+        if tuple(sorted((a[:16], b[:16]))) not in first.used
+        for x in (keys.index(a[:16]), keys.index(b[:16]))
+    }
+    assert grown.read == lacking and n - 1 in lacking and len(lacking) < len(full.read)
+
+
 def test_memo_candidates_follow_a_text_whose_cjk_flag_changed():
     """The same clean text can come with another language (detected on the raw text), so another
     estimate floor: it is searched again, and the candidates are those of a run without memo."""
-    from corpus_hygiene.dedup.near import _candidates_with_memo
-    from corpus_hygiene.incremental.pair_memo import PairMemo, index_keys
+    from corpus_hygiene.incremental.pair_memo import PairMemo
 
     cfg = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.5, min_candidate_jaccard_cjk=0.9)
-    sig = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9]], dtype=np.uint32)
-    keys = np.frombuffer(b"a" * 16 + b"b" * 16, np.uint8).reshape(2, 16)
+    sig = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 9, 9, 3, 3, 9, 9]], dtype="<u4")
+    texts, keys = ["text a", "text b"], [b"a" * 16, b"b" * 16]
+
+    def candidates(memo, cjk):
+        find_near_duplicates(texts, cfg, [r.tobytes() for r in sig], cjk, memo, keys)
+        return [(a.tobytes()[:1], b.tobytes()[:1]) for a, b in memo.next_candidates]
+
     memo = PairMemo()
-    latin = np.array([False, False])
-    assert _candidates_with_memo(sig, cfg, latin, index_keys(keys, latin), memo).tolist() == [1 * 2 + 0]
+    assert candidates(memo, [False, False]) == [(b"b", b"a")]
     # 4 of 8 values agree: 0.5 reaches the floor of latin text, not the CJK floor
     again = PairMemo(indexed=memo.next_indexed, candidates=memo.next_candidates)
-    cjk = np.array([True, True])
-    assert candidate_pairs(sig, cfg, cjk).tolist() == []
-    assert _candidates_with_memo(sig, cfg, cjk, index_keys(keys, cjk), again).tolist() == []
+    assert candidate_pairs(sig, cfg, np.array([True, True])).tolist() == []
+    assert candidates(again, [True, True]) == []
 
 
 def test_memo_file_absent_or_damaged_is_an_empty_memo_and_a_config_change_a_new_file(tmp_path):

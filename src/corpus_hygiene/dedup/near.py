@@ -117,17 +117,25 @@ def signature_of(text: str, config: DedupConfig) -> bytes:
     return _signer(config).sign(lsh_shingles(text, config)).hashvalues.astype("<u4").tobytes()
 
 
-def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()) -> np.ndarray:
-    """The signatures of ``texts``, one uint32 row per text; ``known[i]``, when it is a signature of
-    this config's size, is used as row i (signatures made per file), otherwise it is computed. Both are
-    read a slice at a time (they may be read from disk: ``pipeline/staging.py``)."""
-    size, n, step = 4 * config.num_perm, len(texts), 1 << 16
-    matrix = np.empty((n, config.num_perm), dtype=np.uint32)
-    for lo in range(0, n, step):
-        blobs = list(known[lo : lo + step])
-        blobs += [b""] * (min(step, n - lo) - len(blobs))
+def signature_slices(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()):
+    """The signatures of ``texts`` as (start, rows) slices of ``SIGNATURE_ROWS`` uint32 rows; ``known[i]``,
+    when it is a signature of this config's size, is used as row i (signatures made per file), otherwise
+    it is computed. Both are read a slice at a time (they may be read from disk: ``pipeline/staging.py``)."""
+    size, n = 4 * config.num_perm, len(texts)
+    for lo in range(0, n, SIGNATURE_ROWS):
+        blobs = list(known[lo : lo + SIGNATURE_ROWS])
+        blobs += [b""] * (min(SIGNATURE_ROWS, n - lo) - len(blobs))
         blobs = [b if len(b) == size else signature_of(texts[lo + k], config) for k, b in enumerate(blobs)]
-        rows = np.frombuffer(b"".join(blobs), dtype="<u4").reshape(-1, config.num_perm)
+        yield lo, np.frombuffer(b"".join(blobs), dtype="<u4").reshape(-1, config.num_perm)
+
+
+SIGNATURE_ROWS = 1 << 16
+
+
+def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()) -> np.ndarray:
+    """The signatures of ``texts`` (``signature_slices``), one uint32 row per text."""
+    matrix = np.empty((len(texts), config.num_perm), dtype=np.uint32)
+    for lo, rows in signature_slices(texts, config, known):
         matrix[lo : lo + len(rows)] = rows
     return matrix
 
@@ -180,16 +188,9 @@ def _estimate_filter(
     return np.concatenate(kept)
 
 
-def candidate_pairs(
-    signatures: np.ndarray,
-    config: DedupConfig,
-    cjk: np.ndarray | None = None,
-    fresh: np.ndarray | None = None,
-) -> np.ndarray:
+def candidate_pairs(signatures: np.ndarray, config: DedupConfig, cjk: np.ndarray | None = None) -> np.ndarray:
     """Every pair that shares at least one LSH band and whose MinHash estimate of the Jaccard reaches
-    ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j. With ``fresh`` (a mask),
-    only the pairs with at least one fresh record: the others are known from an earlier run
-    (``incremental/pair_memo.py``).
+    ``min_candidate_jaccard``, as sorted unique codes ``j * n + i`` with i < j.
 
     Banded LSH by sort and group (DESIGN §5): per band, the records are sorted on the band's values
     and each run of equal values yields its pairs, which are filtered on their estimate at once; no
@@ -202,16 +203,11 @@ def candidate_pairs(
 
     def band_pairs(band: int) -> list[np.ndarray]:
         keys = band_keys(signatures, band, config.rows)
-        if fresh is None:
-            order = np.lexsort(keys.T[::-1])
-        else:  # a re-run sorts only the records whose band may equal a fresh record's
-            rows = _sharing_a_fresh_key(keys, fresh)
-            order = rows[np.lexsort(keys[rows].T[::-1])]
+        order = np.lexsort(keys.T[::-1])
         ordered = keys[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
         del keys, ordered
-        pair_runs = _fresh_pairs(order, same, fresh) if fresh is not None else all_pairs(order, same)
-        return [_estimate_filter(a, b, signatures, low, cjk, config) for a, b in pair_runs]
+        return [_estimate_filter(a, b, signatures, low, cjk, config) for a, b in all_pairs(order, same)]
 
     # numpy sorts and compares without the GIL: the bands are searched in threads, one band each at a
     # time (each holds its own sort and pairs). The result is a sorted set: the same whatever the order.
@@ -221,6 +217,68 @@ def candidate_pairs(
             *(c for codes in pool.map(band_pairs, range(config.bands)) for c in codes),
         ]
     return np.unique(np.concatenate(kept))
+
+
+def fresh_candidate_pairs(
+    slices, fresh: np.ndarray, fresh_rows: np.ndarray, config: DedupConfig, cjk: np.ndarray
+) -> np.ndarray:
+    """The pairs of ``candidate_pairs`` that have a fresh record (``fresh``: a mask; the others are known
+    from an earlier run, ``incremental/pair_memo.py``), without every signature at once: ``slices``
+    yields (start, rows) of all the records' signatures in order (``signature_slices``), and
+    ``fresh_rows`` are the fresh records' own. Each slice's band values are looked up among the fresh
+    records' (by a sorted 64-bit hash, then compared whole), and the pairs found pass the estimate
+    filter at once. Memory: the fresh records' signatures and one slice's, not N's; work: the sizes of
+    the fresh records' buckets."""
+    n, where = len(fresh), np.flatnonzero(fresh)
+    fresh_low, fresh_cjk = fresh_rows.astype(np.uint8), cjk[where]
+    bands = []  # per band: the fresh records' band hashes sorted, their band words and rows in that order
+    for band in range(config.bands):
+        keys = band_keys(fresh_rows, band, config.rows)
+        hashed = band_hash(keys)
+        order = np.argsort(hashed, kind="stable")
+        # a table of the hashes' top bits first: the binary search then only sees the few rows that pass
+        table = np.zeros(1 << HASH_TABLE_BITS, dtype=bool)
+        table[hashed >> np.uint64(64 - HASH_TABLE_BITS)] = True
+        bands.append((table, hashed[order], keys[order], order))
+    kept = [np.empty(0, dtype=np.int64)]
+    for lo, rows in slices:
+        low = rows.astype(np.uint8)
+        for band, (table, hashes, fresh_keys, order) in enumerate(bands):
+            keys = band_keys(rows, band, config.rows)
+            hashed = band_hash(keys)
+            maybe = np.flatnonzero(table[hashed >> np.uint64(64 - HASH_TABLE_BITS)])
+            first = np.searchsorted(hashes, hashed[maybe], "left")
+            for k, y in _runs(first, np.searchsorted(hashes, hashed[maybe], "right") - first):
+                x = maybe[k]
+                same = np.all(keys[x] == fresh_keys[y], axis=1) & (lo + x != where[order[y]])
+                x, f = x[same], order[y[same]]
+                both = cjk[lo + x] & fresh_cjk[f]
+                sure = reach_floor(
+                    low[x], fresh_low[f], both, config
+                )  # the low bytes first (_estimate_filter)
+                x, f, both = x[sure], f[sure], both[sure]
+                sure = reach_floor(rows[x], fresh_rows[f], both, config)
+                x, y = lo + x[sure].astype(np.int64), where[f[sure]].astype(np.int64)
+                kept.append(np.maximum(x, y) * n + np.minimum(x, y))
+    return np.unique(np.concatenate(kept))
+
+
+HASH_TABLE_BITS = 18
+
+
+def _runs(first: np.ndarray, count: np.ndarray, chunk: int = 1 << 16):
+    """The pairs (x, first[x] + k) for every k < count[x], as two arrays, ~``chunk`` pairs at a time (at
+    least one x's)."""
+    rows = np.flatnonzero(count)
+    ends = np.cumsum(count[rows])
+    start = 0
+    while start < len(rows):
+        done = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, done + chunk, "right")))
+        mine, sizes = rows[start:stop], count[rows[start:stop]]
+        x = np.repeat(mine, sizes)
+        yield x, np.repeat(first[mine] - (np.cumsum(sizes) - sizes), sizes) + np.arange(len(x))
+        start = stop
 
 
 def band_threads() -> int:
@@ -238,24 +296,6 @@ def band_hash(keys: np.ndarray, start: int = 0) -> np.ndarray:
     return hashed
 
 
-def _sharing_a_fresh_key(keys: np.ndarray, fresh: np.ndarray) -> np.ndarray:
-    """The records (ascending) whose band hash equals a fresh record's: every record of a fresh record's
-    run, plus the rare record whose hash only collides (the runs, grouped on the whole band, drop it).
-    A table lookup for each of the N records and a binary search for the few that pass, instead of
-    sorting all N on the band (F = fresh records, ~1% in a re-run)."""
-    hashed = band_hash(keys)
-    wanted = np.unique(hashed[fresh])
-    if not len(wanted):
-        return np.empty(0, dtype=np.intp)
-    # a table of the fresh hashes' top 20 bits (1 MB) first: the binary search then only sees the
-    # records that pass it (a share of at most F / 2**20 of the others), not all N
-    table = np.zeros(1 << 20, dtype=bool)
-    table[wanted >> np.uint64(44)] = True
-    maybe = np.flatnonzero(table[hashed >> np.uint64(44)])
-    at = np.minimum(np.searchsorted(wanted, hashed[maybe]), len(wanted) - 1)
-    return maybe[wanted[at] == hashed[maybe]]
-
-
 def all_pairs(order: np.ndarray, same: np.ndarray):
     """Every pair of records in one run of equal band values (``same[k]``: sorted positions k and k+1
     are equal), as arrays of record indices, a gap at a time: positions ``gap`` apart in one run."""
@@ -267,29 +307,6 @@ def all_pairs(order: np.ndarray, same: np.ndarray):
         gap += 1
         starts = starts[starts + gap < n]
         starts = starts[run[starts + gap] == run[starts]]
-
-
-def _fresh_pairs(order: np.ndarray, same: np.ndarray, fresh: np.ndarray, chunk: int = 1 << 20):
-    """The pairs of ``all_pairs`` with at least one fresh record: each fresh record with every other
-    member of its run (a pair of two fresh records comes twice; ``np.unique`` drops the copy). Work and
-    memory: the sizes of the fresh records' runs, not the square of every run's."""
-    n = len(order)
-    first = np.concatenate(([True], ~same))  # a run starts at these sorted positions
-    run = np.cumsum(first) - 1
-    run_start = np.flatnonzero(first)
-    run_size = np.diff(np.append(run_start, n))
-    pos = np.flatnonzero(fresh[order])
-    pos = pos[run_size[run[pos]] > 1]
-    sizes = run_size[run[pos]]
-    lo = run_start[run[pos]]
-    step = max(1, chunk // int(sizes.max(initial=1)))  # at most ~chunk pairs at a time
-    for c in range(0, len(pos), step):
-        p, size, start = pos[c : c + step], sizes[c : c + step], lo[c : c + step]
-        mine = np.repeat(p, size)
-        offsets = np.arange(len(mine)) - np.repeat(np.cumsum(size) - size, size)
-        other = np.repeat(start, size) + offsets
-        keep = other != mine
-        yield order[mine[keep]], order[other[keep]]
 
 
 def _pair_key(keys: np.ndarray, i: int, j: int) -> tuple[bytes, bytes]:
@@ -315,14 +332,18 @@ def _key_rows(texts: Sequence[str], text_keys: Sequence[bytes]) -> np.ndarray:
     return rows
 
 
+def _pairs(codes: np.ndarray, n: int):
+    """The (later, earlier) record indices of pair codes, as Python ints."""
+    return zip((codes // n).tolist(), (codes % n).tolist(), strict=True)
+
+
 def _texts_of_pairs(texts: Sequence[str], codes: np.ndarray, n: int) -> dict[int, str]:
     """The texts the candidate pairs ``codes`` need, by index, read at once: ``texts`` may be read from
     disk (``staging.StagedColumn.take``), where a text at a time would open a file each."""
     if not len(codes):
         return {}
     wanted = np.unique(np.concatenate([codes // n, codes % n]))
-    values = texts.take(wanted) if hasattr(texts, "take") else [texts[i] for i in wanted.tolist()]
-    return dict(zip(wanted.tolist(), values, strict=True))
+    return dict(zip(wanted.tolist(), _take(texts, wanted), strict=True))
 
 
 def _similarity(
@@ -359,22 +380,33 @@ def _positions(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 
 
 def _candidates_with_memo(
-    matrix: np.ndarray, config: DedupConfig, cjk: np.ndarray, ids: np.ndarray, memo: PairMemo
+    texts: Sequence[str],
+    signatures: Sequence[bytes],
+    config: DedupConfig,
+    cjk: np.ndarray,
+    ids: np.ndarray,
+    memo: PairMemo,
 ) -> np.ndarray:
-    """``candidate_pairs`` with the previous run's candidates reused (``incremental/pair_memo.py`` says
-    why that is exact): the LSH search only looks for pairs with a text the previous run did not index.
-    ``ids``: the texts' ``index_keys``."""
+    """The candidate pairs of a re-run: the previous run's among the texts it indexed, and a search
+    (``fresh_candidate_pairs``) for the pairs with a text it did not (``incremental/pair_memo.py`` says
+    why that is exact). ``ids``: the texts' ``index_keys``."""
     n = len(ids)
-    if not len(memo.indexed):
-        codes = candidate_pairs(matrix, config, cjk)
-    else:
-        fresh = ~np.isin(ids, memo.indexed)
-        i, j = _positions(ids, memo.candidates).T  # one sort of ids for both columns
-        both = (i >= 0) & (j >= 0)  # pairs of texts still here
-        old = np.maximum(i[both], j[both]) * n + np.minimum(i[both], j[both])
-        codes = np.unique(np.concatenate([candidate_pairs(matrix, config, cjk, fresh), old]))
-    _record_candidates(memo, ids, codes)
-    return codes
+    fresh = ~np.isin(ids, memo.indexed)
+    where = np.flatnonzero(fresh)
+    fresh_rows = signature_matrix(_take(texts, where), config, _take(signatures, where))
+    new = fresh_candidate_pairs(signature_slices(texts, config, signatures), fresh, fresh_rows, config, cjk)
+    i, j = _positions(ids, memo.candidates).T  # one sort of ids for both columns
+    both = (i >= 0) & (j >= 0)  # pairs of texts still here
+    old = np.maximum(i[both], j[both]) * n + np.minimum(i[both], j[both])
+    return np.unique(np.concatenate([new, old]))
+
+
+def _take(values: Sequence, indices: np.ndarray) -> list:
+    """``values`` at ``indices``, read at once where they are read from disk (``StagedColumn.take``); an
+    empty sequence stays empty (no signatures given)."""
+    if hasattr(values, "take"):
+        return values.take(indices)
+    return [values[i] for i in indices.tolist()] if len(values) else []
 
 
 class PairSearch(Protocol):
@@ -422,13 +454,16 @@ def find_near_duplicates(
             return float(sims[k])
 
     else:
-        matrix = signature_matrix(texts, config, signatures)
-        if memo is None:
-            codes = candidate_pairs(matrix, config, mask)
+        if memo is not None and len(memo.indexed):
+            codes = _candidates_with_memo(texts, signatures, config, mask, ids, memo)
         else:
-            codes = _candidates_with_memo(matrix, config, mask, ids, memo)
-        del matrix
-        needed = _texts_of_pairs(texts, codes, len(texts))
+            codes = candidate_pairs(signature_matrix(texts, config, signatures), config, mask)
+        unknown = codes
+        if memo is not None:
+            _record_candidates(memo, ids, codes)
+            lacking = [_pair_key(keys, i, j) not in memo.known for i, j in _pairs(codes, len(texts))]
+            unknown = codes[np.array(lacking, dtype=bool)]
+        needed = _texts_of_pairs(texts, unknown, len(texts))  # a re-run reads only what the memo lacks
 
         def similarity(k: int, i: int, j: int) -> float:
             return _similarity(needed, i, j, config, memo, keys)
