@@ -5,6 +5,7 @@ import hashlib
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.models import FileResult, SourceReport
-from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, RecordRows, column, to_arrow
+from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, RecordRows, columns, to_arrow
 from corpus_hygiene.pipeline.staging import RecordStore
 from corpus_hygiene.publish.dataset import TABLES, write_slices
 
@@ -74,8 +75,7 @@ def test_rows_columns_and_arrow_equal_what_dicts_give(data):
     assert len(rows) == len(dicts) and list(rows) == dicts and rows[:] == dicts
     if dicts:
         assert rows[-1] == dicts[-1] and rows[1:3] == dicts[1:3]
-    for field in SCHEMA:
-        assert column(rows, field.name) == column(dicts, field.name)
+    _check_columns(rows, dicts, SCHEMA)
     for lo, hi in ((0, len(dicts)), (1, 3), (len(dicts), len(dicts) + 5)):
         assert to_arrow(rows, lo, hi, SCHEMA).equals(pa.Table.from_pylist(dicts[lo:hi], schema=SCHEMA))
 
@@ -84,12 +84,21 @@ def _ref(rec) -> str:
     return f"{rec.source_file}:{rec.source_line}"
 
 
+def _check_columns(rows, dicts, schema):
+    """Every column, read 3 rows at a time: the dicts' values, with each slice's first row."""
+    names = schema.names
+    with mock.patch("corpus_hygiene.pipeline.rows.READ_ROWS", 3):
+        got = list(columns(rows, *names))
+    assert [lo for lo, _ in got] == list(range(0, len(dicts), 3))
+    for k, name in enumerate(names):
+        assert [v for _, part in got for v in part[k]] == [d[name] for d in dicts]
+
+
 def _check_rows(rows, dicts, schema):
     assert len(rows) == len(dicts) and list(rows) == dicts and rows[:] == dicts and rows[::2] == dicts[::2]
     if dicts:
         assert rows[-1] == dicts[-1] and rows[1:3] == dicts[1:3]
-    for field in schema:
-        assert column(rows, field.name) == column(dicts, field.name)
+    _check_columns(rows, dicts, schema)
     for lo, hi in ((0, len(dicts)), (1, 3), (len(dicts), len(dicts) + 5)):
         assert to_arrow(rows, lo, hi, schema).equals(pa.Table.from_pylist(dicts[lo:hi], schema=schema))
 

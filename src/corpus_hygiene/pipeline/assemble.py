@@ -18,7 +18,7 @@ from corpus_hygiene.dedup.exact import deduplicate
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
-from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, column
+from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
 from corpus_hygiene.pipeline.staging import Keys, RecordStore, RejectedKeys, pack_rejected
 
 if TYPE_CHECKING:
@@ -100,7 +100,8 @@ def assemble(
     out.records = RecordRows(keys, kept, Copies(rows[by_row], dups.record[by_row], keys), store)
     out.duplicates = DuplicateRows(dups, store)
     out.quarantine = QuarantineRows(rejected.order(), store)
-    out.fix_counts = dict(sorted(Counter(f for fixes in column(out.records, "fixes") for f in fixes).items()))
+    fixes = Counter(f for _, (part,) in columns(out.records, "fixes") for fixes in part for f in fixes)
+    out.fix_counts = dict(sorted(fixes.items()))
 
     ingested = (
         sum(r.source.n_paragraphs for r in results)

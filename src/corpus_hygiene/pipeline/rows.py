@@ -267,9 +267,17 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
 _STAGED = RecordRows | DuplicateRows | QuarantineRows | PairRows  # tables that make their columns
 
 
-def column(rows: Sequence[dict], name: str) -> list:
-    """One column of a table's rows: without dicts for ``RecordRows``, from the dicts otherwise."""
-    return rows.column(name) if isinstance(rows, _STAGED) else [row[name] for row in rows]
+def columns(rows: Sequence[dict], *names: str) -> Iterator[tuple[int, list[list]]]:
+    """Columns ``names`` of a table, ``READ_ROWS`` rows at a time: (first row, a list a name). What reads
+    a whole column holds one slice's Python values at a time, not the table's; the staged tables make
+    their columns without dicts."""
+    for lo in range(0, len(rows), READ_ROWS):
+        hi = min(len(rows), lo + READ_ROWS)
+        if isinstance(rows, _STAGED):
+            yield lo, [rows.column(name, lo, hi) for name in names]
+        else:
+            part = rows[lo:hi]
+            yield lo, [[row[name] for row in part] for name in names]
 
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_hygiene.pipeline.rows import column
+from corpus_hygiene.pipeline.rows import columns, string_array
 from corpus_hygiene.publish.dataset import DatasetError, verify_checksums, version_folder
 
 SAMPLE = 20
@@ -36,6 +36,10 @@ def _delta(new: Counter, old: Counter) -> dict[str, dict[str, int]]:
     }
 
 
+def _reasons(quarantine: Sequence[dict]) -> Counter:
+    return Counter(reason for _, (reasons,) in columns(quarantine, "reason") for reason in reasons)
+
+
 def changes_since_previous(
     dataset_dir: Path | str, records: Sequence[dict], quarantine: Sequence[dict]
 ) -> dict | None:
@@ -53,12 +57,17 @@ def changes_since_previous(
     )
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     old_ids = old.column("record_id")
-    ids = column(records, "record_id")
-    new_ids = pa.array(ids, pa.string())
+    # the new ids as Arrow and the languages counted, a slice at a time: never N Python strings at once
+    parts, langs = [], Counter()
+    for _, (ids, lang) in columns(records, "record_id", "lang"):
+        parts.append(string_array(ids))
+        langs.update(lang)
+    new_ids = pa.chunked_array(parts, pa.string())
     is_new = pc.invert(pc.is_in(new_ids, value_set=old_ids)).to_numpy(zero_copy_only=False)
-    # an id is one record: the last row of an id names it, as a dict of the rows would
-    files, lines = column(records, "source_file"), column(records, "source_line")
-    added = {ids[i]: f"{files[i]}:{lines[i]}" for i in np.flatnonzero(is_new).tolist()}
+    added = {}  # an id is one record: the last row of an id names it, as a dict of the rows would
+    for lo, (ids, files, lines) in columns(records, "record_id", "source_file", "source_line"):
+        for i in np.flatnonzero(is_new[lo : lo + len(ids)]).tolist():
+            added[ids[i]] = f"{files[i]}:{lines[i]}"
     gone = old.filter(pc.invert(pc.is_in(old_ids, value_set=new_ids))).to_pylist()
     removed = {r["record_id"]: f"{r['source_file']}:{r['source_line']}" for r in gone}
     return {
@@ -69,6 +78,6 @@ def changes_since_previous(
         "removed": len(removed),
         "added_sample": sorted(added.values())[:SAMPLE],
         "removed_sample": sorted(removed.values())[:SAMPLE],
-        "languages": _delta(Counter(column(records, "lang")), _counts(old.column("lang"))),
-        "quarantine": _delta(Counter(column(quarantine, "reason")), _counts(old_reasons)),
+        "languages": _delta(langs, _counts(old.column("lang"))),
+        "quarantine": _delta(_reasons(quarantine), _counts(old_reasons)),
     }

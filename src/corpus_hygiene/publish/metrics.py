@@ -6,21 +6,41 @@ from collections import Counter
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+import numpy as np
 import pyarrow as pa
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.domain import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
-from corpus_hygiene.pipeline.rows import column
+from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import length_histogram, signal_histogram
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
+def _count(rows, name: str) -> Counter:
+    """How many rows hold each value of column ``name`` (read a slice at a time)."""
+    return Counter(value for _, (values,) in columns(rows, name) for value in values)
+
+
+def _numbers(rows, name: str, skip_langs=()) -> np.ndarray:
+    """Column ``name``'s numbers as one array (8 bytes a row, not a Python object), without None and
+    without the rows of a language in ``skip_langs``."""
+    parts = []
+    for _, (values, *langs) in columns(rows, name, *(["lang"] if skip_langs else [])):
+        langs = langs[0] if langs else [None] * len(values)
+        part = [v for v, lang in zip(values, langs, strict=True) if v is not None and lang not in skip_langs]
+        if part:  # an empty slice would make an int column float
+            parts.append(np.array(part))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def source_rows(asm: Assembled) -> list[dict]:
-    kept = Counter(column(asm.records, "source_file"))
-    dups = Counter(column(asm.duplicates, "source_file"))
-    quarantine = {c: column(asm.quarantine, c) for c in ("source_file", "source_line", "reason", "detail")}
-    quar = Counter(quarantine["source_file"])
+    kept, dups, quar = _count(asm.records, "source_file"), _count(asm.duplicates, "source_file"), Counter()
+    unread = []  # (file, reason, detail) of the quarantine rows of no line: files refused before reading
+    for _, (files, lines, reasons, details) in columns(asm.quarantine, *QUARANTINE_FILE_COLUMNS):
+        quar.update(files)
+        rows = zip(files, lines, reasons, details, strict=True)
+        unread += [(f, reason, detail) for f, line, reason, detail in rows if line is None]
     rows = []
     for s in asm.sources:
         h = s.header
@@ -50,8 +70,8 @@ def source_rows(asm: Assembled) -> list[dict]:
         )
     known = {s.source_file for s in asm.sources}
     # files refused before reading (symlinks, FIFOs, oversized)
-    for file, line, reason, detail in zip(*quarantine.values(), strict=True):
-        if line is None and file not in known:
+    for file, reason, detail in unread:
+        if file not in known:
             rows.append(
                 {
                     "source_file": file,
@@ -66,6 +86,7 @@ def source_rows(asm: Assembled) -> list[dict]:
     return sorted(rows, key=lambda r: r["source_file"])
 
 
+QUARANTINE_FILE_COLUMNS = ("source_file", "source_line", "reason", "detail")
 SAMPLES_PER_FIX = 3
 SAMPLE_CHARS = 3000  # the page shows a window around each change; this bounds metrics.json
 
@@ -75,7 +96,8 @@ def repair_samples(asm: Assembled) -> list[dict]:
     repaired by several fixes appears once, with all of them."""
     shown: Counter = Counter()
     out = []
-    for i, fixes in enumerate(column(asm.records, "fixes")):
+    rows = ((lo + k, fixes) for lo, (part,) in columns(asm.records, "fixes") for k, fixes in enumerate(part))
+    for i, fixes in rows:
         if not any(shown[f] < SAMPLES_PER_FIX for f in fixes):
             continue
         shown.update(fixes)
@@ -108,12 +130,8 @@ def signal_charts(asm: Assembled, policy: Policy) -> dict[str, dict]:
     quarantined (their values lie beyond a limit; quarantine rows keep the text, not the signals)."""
     out = {}
     for name, (check, limit_keys) in SIGNALS.items():
-        values = [v for v in column(asm.records, name) if v is not None]
-        if name == "mean_word_length":  # not checked where words are characters (checks/domain.py)
-            langs = column(asm.records, "lang")
-            values = [
-                v for v, lang in zip(values, langs, strict=True) if lang not in CHARACTER_WORD_LANGUAGES
-            ]
+        # mean word length is not checked where words are characters (checks/domain.py)
+        values = _numbers(asm.records, name, CHARACTER_WORD_LANGUAGES if name == "mean_word_length" else ())
         limits = {key.split("_")[0]: policy.quality[key] for key in limit_keys}
         out[name] = {
             "check": check,
@@ -125,24 +143,29 @@ def signal_charts(asm: Assembled, policy: Policy) -> dict[str, dict]:
 
 def lost_word_rows(asm: Assembled) -> list[dict]:
     """Kept records from which cleaning removed words that were not markup (within max_lost_words)."""
-    refs = zip(column(asm.records, "source_file"), column(asm.records, "source_line"), strict=True)
-    rows = [
-        {"ref": f"{f}:{line}", "words": list(words)}
-        for (f, line), words in zip(refs, column(asm.records, "lost_words"), strict=True)
-        if words
-    ]
+    rows = []
+    for _, (files, lines, lost) in columns(asm.records, "source_file", "source_line", "lost_words"):
+        rows += [
+            {"ref": f"{f}:{line}", "words": list(words)}
+            for f, line, words in zip(files, lines, lost, strict=True)
+            if words
+        ]
+        if len(rows) >= MAX_LOST_ROWS:
+            break
     return rows[:MAX_LOST_ROWS]
 
 
 def contact_counts(asm: Assembled, policy: Policy) -> dict:
     """How many records hold e-mail addresses and phone numbers (never the values), and the action."""
-    pii = column(asm.records, "pii")
+    counts = Counter()
+    for _, (pii,) in columns(asm.records, "pii"):
+        for kind in ("email", "phone"):
+            found = [p[kind] for p in pii if p[kind]]
+            counts[f"records_with_{kind}"] += len(found)
+            counts[f"{kind}s"] += sum(found)
     return {
         "action": policy.contacts,
-        "records_with_email": sum(1 for p in pii if p["email"]),
-        "emails": sum(p["email"] for p in pii),
-        "records_with_phone": sum(1 for p in pii if p["phone"]),
-        "phones": sum(p["phone"] for p in pii),
+        **{key: counts[key] for key in ("records_with_email", "emails", "records_with_phone", "phones")},
         "quarantined": asm.quarantine_reasons.get("contact_details", 0),
     }
 
@@ -165,14 +188,11 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
     shown = above[:BORDERLINE] + below[:BORDERLINE]
     wanted = {f"{p['source_file']}:{p['source_line']}" for p in shown} | {p["candidate_ref"] for p in shown}
     texts = {}
-    refs = zip(column(asm.records, "source_file"), column(asm.records, "source_line"), strict=True)
-    for i, (f, line) in enumerate(refs):
-        if f"{f}:{line}" in wanted:
-            texts[f"{f}:{line}"] = asm.records[i]["text_raw"][:AUDIT_TEXT_CHARS]
-    refs = zip(column(asm.duplicates, "source_file"), column(asm.duplicates, "source_line"), strict=True)
-    for i, (f, line) in enumerate(refs):
-        if f"{f}:{line}" in wanted:
-            texts[f"{f}:{line}"] = asm.duplicates[i]["text_raw"][:AUDIT_TEXT_CHARS]
+    for table in (asm.records, asm.duplicates):
+        for lo, (files, lines) in columns(table, "source_file", "source_line"):
+            for k, ref in enumerate(f"{f}:{line}" for f, line in zip(files, lines, strict=True)):
+                if ref in wanted:
+                    texts[ref] = table[lo + k]["text_raw"][:AUDIT_TEXT_CHARS]
 
     def row(p: dict) -> dict:
         ref = f"{p['source_file']}:{p['source_line']}"
@@ -190,7 +210,7 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
         what_if.append(
             {"threshold": t, "near": len(near), "kept": asm.counts["kept"] + len(merged_now) - len(near)}
         )
-    removed = Counter(column(asm.duplicates, "source_file"))
+    removed = _count(asm.duplicates, "source_file")
     files = sorted(
         (
             {"file": src.source_file, "paragraphs": src.n_paragraphs, "duplicates": removed[src.source_file]}
@@ -199,8 +219,8 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
         ),
         key=lambda f: (-f["duplicates"] / max(1, f["paragraphs"]), f["file"]),
     )
-    dup_counts = column(asm.records, "dup_count")
-    largest = sorted(range(len(dup_counts)), key=lambda i: (-dup_counts[i], i))[:10]
+    dup_counts = _numbers(asm.records, "dup_count")
+    largest = np.lexsort((np.arange(len(dup_counts)), -dup_counts))[:10].tolist()  # by count, then row
     return {
         "threshold": threshold,
         "pairs": len(pairs),
@@ -212,7 +232,7 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
         "largest_clusters": [
             {
                 "ref": f"{asm.records[i]['source_file']}:{asm.records[i]['source_line']}",
-                "copies": dup_counts[i],
+                "copies": int(dup_counts[i]),
             }
             for i in largest
             if dup_counts[i]
@@ -240,10 +260,10 @@ def build_metrics(
         "files_from_cache": sum(1 for s in asm.sources if s.cached),
         "sources": source_rows(asm),
         "skipped": asm.skipped,
-        "languages": dict(Counter(column(asm.records, "lang")).most_common()),
-        "header_languages": dict(Counter(column(asm.records, "header_lang")).most_common()),
+        "languages": dict(_count(asm.records, "lang").most_common()),
+        "header_languages": dict(_count(asm.records, "header_lang").most_common()),
         "fix_counts": asm.fix_counts,
-        "length_histogram": length_histogram(column(asm.records, "n_chars")),
+        "length_histogram": length_histogram(_numbers(asm.records, "n_chars")),
         "checks": asm.check_counts,
         "signals": signal_charts(asm, policy),
         "dedup_audit": dedup_audit(asm, policy),

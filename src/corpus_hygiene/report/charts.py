@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 BAR_WIDTH = 420  # px of the longest bar
 
 
@@ -18,25 +22,22 @@ def bars(items: dict[str, int], width: int = BAR_WIDTH) -> list[dict]:
     ]
 
 
-def length_histogram(lengths: list[int], bins: int = 12) -> list[dict]:
+def length_histogram(lengths: Sequence[int] | np.ndarray, bins: int = 12) -> list[dict]:
     """Text lengths (characters) in equal-width bins, as bars labelled by their range."""
-    if not lengths:
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(lengths):
         return []
-    lo, hi = min(lengths), max(lengths)
+    lo, hi = int(lengths.min()), int(lengths.max())
     step = max(1, -(-(hi - lo + 1) // bins))
-    counts: dict[str, int] = {}
-    for start in range(lo, hi + 1, step):
-        counts[f"{start:,}–{start + step - 1:,}"] = 0
-    keys = list(counts)
-    for n in lengths:
-        counts[keys[(n - lo) // step]] += 1
-    return bars(counts)
+    starts = range(lo, hi + 1, step)
+    counts = np.bincount((lengths - lo) // step, minlength=len(starts)).tolist()
+    return bars({f"{start:,}–{start + step - 1:,}": n for start, n in zip(starts, counts, strict=True)})
 
 
 HIST_WIDTH, HIST_HEIGHT = 560, 90  # px of a signal histogram's plot area
 
 
-def signal_histogram(values: list[float], limits: dict[str, float], bins: int = 24) -> dict:
+def signal_histogram(values: Sequence[float] | np.ndarray, limits: dict[str, float], bins: int = 24) -> dict:
     """A histogram of one quality signal over the kept records, with the policy's limits placed on the
     same axis (the axis spans both, so a limit outside the data is still drawn at its edge).
 
@@ -44,14 +45,14 @@ def signal_histogram(values: list[float], limits: dict[str, float], bins: int = 
     >>> [b["count"] for b in h["bins"] if b["count"]], h["limits"]
     ([1, 2, 1], [{'label': 'min 0', 'x': 0}])
     """
-    if not values:
+    values = np.asarray(values)
+    if not len(values):
         return {"bins": [], "limits": [], "lo": None, "hi": None}
-    lo = min(min(values), *limits.values()) if limits else min(values)
-    hi = max(max(values), *limits.values()) if limits else max(values)
+    lo = min([values.min().item(), *limits.values()])
+    hi = max([values.max().item(), *limits.values()])
     span = (hi - lo) or 1.0
-    counts = [0] * bins
-    for v in values:
-        counts[min(bins - 1, int((v - lo) / span * bins))] += 1
+    at = np.minimum(bins - 1, ((values - lo) / span * bins).astype(np.int64))
+    counts = np.bincount(at, minlength=bins).tolist()
     top = max(counts)
     step = HIST_WIDTH / bins
 

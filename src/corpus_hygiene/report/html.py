@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from rapidfuzz.distance import Indel
 
 from corpus_hygiene.atomic import write_atomic
-from corpus_hygiene.pipeline.rows import column
+from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import bars
 
 _env = Environment(
@@ -129,8 +129,12 @@ def render_run_report(
 ) -> str:
     shown = duplicates[:MAX_ROWS]
     wanted = {d["canonical_id"] for d in shown}
-    ids = column(records, "record_id")
-    canonical_texts = {ids[i]: records[i]["text_raw"] for i in range(len(ids)) if ids[i] in wanted}
+    canonical_texts = {
+        record_id: records[lo + k]["text_raw"]
+        for lo, (ids,) in columns(records, "record_id")
+        for k, record_id in enumerate(ids)
+        if record_id in wanted
+    }
     return _env.get_template("run.html.j2").render(
         canonical_texts=canonical_texts,
         m=metrics,
