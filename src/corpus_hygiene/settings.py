@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 
@@ -35,9 +36,28 @@ EPHEMERAL_DEFAULTS = {
 ARROW_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform == "linux" else {}
 
 
+# glibc raises its mmap threshold (up to 32 MB) each time a large block is freed; the large arrays of later
+# stages then come from its heap, where a freed one stays with the process. A fixed threshold keeps them
+# mapped and returned when freed (the flow's memory falls back between stages; Dask's workers get the like
+# through MALLOC_TRIM_THRESHOLD_). It cannot be an environment variable: glibc reads those at start-up.
+MMAP_THRESHOLD = 128 << 10
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def return_freed_memory() -> bool:
+    """Fix glibc's mmap threshold for this process; False where the C library is not glibc."""
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):
+        return False
+
+
 def apply_defaults(*, ephemeral: bool, environ: dict | None = None) -> None:
-    """Set our defaults in ``environ`` (``os.environ`` unless given). ``ephemeral``: this process may
-    start Prefect's ephemeral server (no PREFECT_API_URL and none started for it)."""
+    """Set our defaults in ``environ`` (``os.environ`` unless given: then this process's allocator too,
+    ``return_freed_memory``). ``ephemeral``: this process may start Prefect's ephemeral server (no
+    PREFECT_API_URL and none started for it)."""
+    if environ is None:
+        return_freed_memory()
     env = os.environ if environ is None else environ
     defaults = PREFECT_DEFAULTS | ARROW_DEFAULTS
     if ephemeral and not env.get("PREFECT_API_URL"):
