@@ -62,6 +62,7 @@ from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock, lock_path
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
+from corpus_hygiene.settings import return_freed_memory
 
 NO_CACHE_TASK = {"cache_policy": NO_CACHE}  # the per-file cache is ours (incremental/), keyed on content
 
@@ -176,6 +177,7 @@ def hygiene_flow(
     search there too (a full search; a re-run with the memo searches around its new texts, here).
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
     Folders left out are read from Prefect variables or the environment (``folder``)."""
+    return_freed_memory()  # here, not in the CLI: a deployment's runs start in Prefect's own process
     run_id = new_run_id()
     input_dir = folder("input_dir", input_dir)
     dataset_dir = folder("dataset_dir", dataset_dir)

@@ -1,4 +1,5 @@
-"""Environment defaults set once, at the edge (the CLI), never inside stages; values the user set win."""
+"""Environment defaults set once, at the edge (the CLI; the flow's start for the allocator), never inside
+stages; values the user set win."""
 
 from __future__ import annotations
 
@@ -53,11 +54,8 @@ def return_freed_memory() -> bool:
 
 
 def apply_defaults(*, ephemeral: bool, environ: dict | None = None) -> None:
-    """Set our defaults in ``environ`` (``os.environ`` unless given: then this process's allocator too,
-    ``return_freed_memory``). ``ephemeral``: this process may start Prefect's ephemeral server (no
-    PREFECT_API_URL and none started for it)."""
-    if environ is None:
-        return_freed_memory()
+    """Set our defaults in ``environ`` (``os.environ`` unless given). ``ephemeral``: this process may
+    start Prefect's ephemeral server (no PREFECT_API_URL and none started for it)."""
     env = os.environ if environ is None else environ
     defaults = PREFECT_DEFAULTS | ARROW_DEFAULTS
     if ephemeral and not env.get("PREFECT_API_URL"):
