@@ -230,6 +230,8 @@ def fresh_candidate_pairs(
     filter at once. Memory: the fresh records' signatures and one slice's, not N's; work: the sizes of
     the fresh records' buckets."""
     n, where = len(fresh), np.flatnonzero(fresh)
+    if not len(where):  # only removals: no signature needs reading
+        return np.empty(0, dtype=np.int64)
     fresh_low, fresh_cjk = fresh_rows.astype(np.uint8), cjk[where]
     bands = []  # per band: the fresh records' band hashes sorted, their band words and rows in that order
     for band in range(config.bands):
@@ -253,9 +255,8 @@ def fresh_candidate_pairs(
                 same = np.all(keys[x] == fresh_keys[y], axis=1) & (lo + x != where[order[y]])
                 x, f = x[same], order[y[same]]
                 both = cjk[lo + x] & fresh_cjk[f]
-                sure = reach_floor(
-                    low[x], fresh_low[f], both, config
-                )  # the low bytes first (_estimate_filter)
+                # the low bytes first, as in _estimate_filter
+                sure = reach_floor(low[x], fresh_low[f], both, config)
                 x, f, both = x[sure], f[sure], both[sure]
                 sure = reach_floor(rows[x], fresh_rows[f], both, config)
                 x, y = lo + x[sure].astype(np.int64), where[f[sure]].astype(np.int64)
