@@ -100,8 +100,8 @@ def assemble(
     out.records = RecordRows(keys, kept, Copies(rows[by_row], dups.record[by_row], keys), store)
     out.duplicates = DuplicateRows(dups, store)
     out.quarantine = QuarantineRows(rejected.order(), store)
-    fixes = Counter(f for _, (part,) in columns(out.records, "fixes") for fixes in part for f in fixes)
-    out.fix_counts = dict(sorted(fixes.items()))
+    counted = Counter(f for _, (part,) in columns(out.records, "fixes") for fixes in part for f in fixes)
+    out.fix_counts = dict(sorted(counted.items()))
 
     ingested = (
         sum(r.source.n_paragraphs for r in results)

@@ -34,6 +34,9 @@ def _numbers(rows, name: str, skip_langs=()) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
+QUARANTINE_FILE_COLUMNS = ("source_file", "source_line", "reason", "detail")
+
+
 def source_rows(asm: Assembled) -> list[dict]:
     kept, dups, quar = _count(asm.records, "source_file"), _count(asm.duplicates, "source_file"), Counter()
     unread = []  # (file, reason, detail) of the quarantine rows of no line: files refused before reading
@@ -86,7 +89,6 @@ def source_rows(asm: Assembled) -> list[dict]:
     return sorted(rows, key=lambda r: r["source_file"])
 
 
-QUARANTINE_FILE_COLUMNS = ("source_file", "source_line", "reason", "detail")
 SAMPLES_PER_FIX = 3
 SAMPLE_CHARS = 3000  # the page shows a window around each change; this bounds metrics.json
 
