@@ -37,10 +37,8 @@ EPHEMERAL_DEFAULTS = {
 ARROW_DEFAULTS = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform == "linux" else {}
 
 
-# glibc raises its mmap threshold (up to 32 MB) each time a large block is freed; the large arrays of later
-# stages then come from its heap, where a freed one stays with the process. A fixed threshold keeps them
-# mapped and returned when freed (the flow's memory falls back between stages; Dask's workers get the like
-# through MALLOC_TRIM_THRESHOLD_). It cannot be an environment variable: glibc reads those at start-up.
+# A fixed mmap threshold keeps glibc from moving large arrays into its heap once large blocks have been
+# freed, where a freed array stays with the process; set by mallopt, as glibc reads its variables at start.
 MMAP_THRESHOLD = 128 << 10
 M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 

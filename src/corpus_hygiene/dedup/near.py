@@ -249,8 +249,9 @@ def fresh_candidate_pairs(
             keys = band_keys(rows, band, config.rows)
             hashed = band_hash(keys)
             maybe = np.flatnonzero(table[hashed >> np.uint64(64 - HASH_TABLE_BITS)])
-            first = np.searchsorted(hashes, hashed[maybe], "left")
-            for k, y in _runs(first, np.searchsorted(hashes, hashed[maybe], "right") - first):
+            wanted = hashed[maybe]
+            first = np.searchsorted(hashes, wanted, "left")
+            for k, y in _runs(first, np.searchsorted(hashes, wanted, "right") - first):
                 x = maybe[k]
                 same = np.all(keys[x] == fresh_keys[y], axis=1) & (lo + x != where[order[y]])
                 x, f = x[same], order[y[same]]

@@ -273,7 +273,9 @@ def columns(rows: Sequence[dict], *names: str) -> Iterator[tuple[int, list[list]
     their columns without dicts."""
     for lo in range(0, len(rows), READ_ROWS):
         hi = min(len(rows), lo + READ_ROWS)
-        if isinstance(rows, _STAGED):
+        if isinstance(rows, _PairedRows):  # the two records' keys taken once for all the names
+            yield lo, [rows._python(v) for v in rows._columns(names, lo, hi).values()]
+        elif isinstance(rows, _STAGED):
             yield lo, [rows.column(name, lo, hi) for name in names]
         else:
             part = rows[lo:hi]
