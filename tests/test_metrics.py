@@ -39,3 +39,31 @@ def test_figures_read_in_slices_of_two_rows_equal_those_read_at_once(asm, policy
     assert whole["repair_samples"][0]["ref"] == f"{first['source_file']}:{first['source_line']}"
     assert sum(s["kept"] for s in whole["sources"]) == len(rows)
     assert sum(b["value"] for b in whole["length_histogram"]) == len(rows)
+
+
+@pytest.fixture(scope="module")
+def paired(policy, tmp_path_factory):
+    """A corpus with near copies on both sides of the threshold (tests/report_corpus.py), 300 records."""
+    from .report_corpus import build
+
+    root = tmp_path_factory.mktemp("paired")
+    build(root, records=300, files=6)
+    found = discover(root, policy.max_file_bytes)
+    return assemble([process_file(f, policy) for f in found.files], found.refused, found.skipped, policy)
+
+
+def test_the_duplicate_audit_is_what_the_pairs_dicts_give(paired, policy):
+    asm = paired
+    with mock.patch("corpus_hygiene.pipeline.rows.READ_ROWS", 7):
+        audit = _metrics(asm, policy)["dedup_audit"]
+    pairs, t = list(asm.pairs), audit["threshold"]
+    assert audit["pairs"] == len(pairs) and any(p["similarity"] < t for p in pairs)
+    above = sorted((p for p in pairs if p["similarity"] >= t), key=lambda p: p["similarity"])
+    below = sorted((p for p in pairs if p["similarity"] < t), key=lambda p: -p["similarity"])
+    for shown, expected in ((audit["above"], above), (audit["below"], below)):
+        assert [{k: p[k] for k in expected[0]} for p in shown] == expected[:20]
+    for row in audit["what_if"]:
+        near = {(p["source_file"], p["source_line"]) for p in pairs if p["similarity"] >= row["threshold"]}
+        merged = {(p["source_file"], p["source_line"]) for p in pairs if p["merged"]}
+        assert (row["near"], row["kept"]) == (len(near), len(asm.records) + len(merged) - len(near))
+    assert sum(b["count"] for b in audit["histogram"]["bins"]) == len(pairs)

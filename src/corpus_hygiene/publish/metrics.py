@@ -177,17 +177,32 @@ WHAT_IF = (0.6, 0.65, 0.7, 0.75, 0.8)
 AUDIT_TEXT_CHARS = 1500
 
 
+def _pair_columns(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs' similarity, merged and record (a number for each (source_file, source_line)) as arrays."""
+    files: dict[str, int] = {}
+    parts = [(np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int64))]
+    names = ("similarity", "merged", "source_file", "source_line")
+    for _, (similarity, merged, sources, lines) in columns(pairs, *names):
+        codes = np.array([files.setdefault(f, len(files)) for f in sources], np.int64) << 32
+        parts.append((np.array(similarity, np.float64), np.array(merged, bool), codes | np.array(lines)))
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+
 def dedup_audit(asm: Assembled, policy: Policy) -> dict:
     """What a curator needs to judge the near-duplicate threshold, from the pairs this run verified:
     their similarities, the closest pairs on each side of the threshold (with both texts), the files
     that lost most of their records to dedup, the largest clusters, and the counts other thresholds
     would have given (records with a verified pair at or above each; pairs LSH never proposed are not
-    known, and a different threshold could change which copy is canonical)."""
+    known, and a different threshold could change which copy is canonical). The pairs are read a
+    slice at a time into arrays: a dict a pair would grow with the corpus."""
     threshold = policy.dedup_config().threshold
     pairs = asm.pairs
-    above = sorted((p for p in pairs if p["similarity"] >= threshold), key=lambda p: p["similarity"])
-    below = sorted((p for p in pairs if p["similarity"] < threshold), key=lambda p: -p["similarity"])
-    shown = above[:BORDERLINE] + below[:BORDERLINE]
+    similarity, merged, record = _pair_columns(pairs)
+    above = np.flatnonzero(similarity >= threshold)
+    below = np.flatnonzero(similarity < threshold)
+    above = above[np.argsort(similarity[above], kind="stable")][:BORDERLINE].tolist()
+    below = below[np.argsort(-similarity[below], kind="stable")][:BORDERLINE].tolist()
+    shown = [pairs[i] for i in above + below]
     wanted = {f"{p['source_file']}:{p['source_line']}" for p in shown} | {p["candidate_ref"] for p in shown}
     texts = {}
     for table in (asm.records, asm.duplicates):
@@ -205,13 +220,11 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
             "candidate_text": texts.get(p["candidate_ref"], ""),
         }
 
-    merged_now = {(p["source_file"], p["source_line"]) for p in pairs if p["merged"]}
+    merged_now = len(np.unique(record[merged]))
     what_if = []
     for t in WHAT_IF:
-        near = {(p["source_file"], p["source_line"]) for p in pairs if p["similarity"] >= t}
-        what_if.append(
-            {"threshold": t, "near": len(near), "kept": asm.counts["kept"] + len(merged_now) - len(near)}
-        )
+        near = len(np.unique(record[similarity >= t]))
+        what_if.append({"threshold": t, "near": near, "kept": asm.counts["kept"] + merged_now - near})
     removed = _count(asm.duplicates, "source_file")
     files = sorted(
         (
@@ -226,9 +239,9 @@ def dedup_audit(asm: Assembled, policy: Policy) -> dict:
     return {
         "threshold": threshold,
         "pairs": len(pairs),
-        "histogram": signal_histogram([p["similarity"] for p in pairs], {"threshold": threshold}),
-        "above": [row(p) for p in above[:BORDERLINE]],
-        "below": [row(p) for p in below[:BORDERLINE]],
+        "histogram": signal_histogram(similarity, {"threshold": threshold}),
+        "above": [row(p) for p in shown[: len(above)]],
+        "below": [row(p) for p in shown[len(above) :]],
         "what_if": what_if,
         "files": [{**f, "share": f["duplicates"] / max(1, f["paragraphs"])} for f in files[:20]],
         "largest_clusters": [
