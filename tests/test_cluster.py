@@ -148,15 +148,38 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     assert parquet_checksums(tmp_path / "two" / "clean") == parquet_checksums(tmp_path / "one" / "clean")
 
 
-def test_a_chunk_travels_without_leaving_a_utf8_copy_on_the_flows_texts():
+def test_a_chunk_reads_its_texts_from_the_staging_as_arrow_and_they_travel_as_buffers(policy):
+    """The flow makes no str of a chunk's texts (no ``StagedColumn.take`` of them); pickled as Dask
+    does (protocol 5), the texts are buffers outside the pickle; a list of texts gives the same chunk."""
     import pickle
-    import sys
+    from unittest import mock
 
-    from corpus_hygiene.dedup.shuffle import Chunk
+    from corpus_hygiene.dedup.shuffle import make_chunk
+    from corpus_hygiene.ingest import discover
+    from corpus_hygiene.pipeline.process import process_file
+    from corpus_hygiene.pipeline.staging import RecordStore, StagedColumn
 
-    texts = [ZH * 3, "Réseaux de neurones à grande échelle"]
-    sizes = [sys.getsizeof(t) for t in texts]
-    chunk = Chunk(np.arange(2), texts, np.zeros((2, 8), np.uint32), np.array([True, False]))
-    back = pickle.loads(pickle.dumps(chunk))
-    assert back.texts == texts and back.cjk.tolist() == [True, False] and back.ranks.tolist() == [0, 1]
-    assert [sys.getsizeof(t) for t in texts] == sizes
+    from .conftest import EXAMPLES
+
+    store, config = RecordStore(), policy.dedup_config()
+    store.add([process_file(f, policy) for f in discover(EXAMPLES, policy.max_file_bytes).files])
+    positions = np.arange(len(store))[::-1]
+    texts, signatures = store.column("text", positions), store.column("signature", positions)
+    cjk, take = np.zeros(len(positions), bool), StagedColumn.take
+
+    def no_str(column, indices):
+        assert column._name != "text", "the texts read as strs"
+        return take(column, indices)
+
+    with mock.patch.object(StagedColumn, "take", no_str):
+        chunk = make_chunk(texts, signatures, cjk, slice(3, 9), config)
+    expected = [store.take(["text"], [p]).column(0)[0].as_py() for p in positions[3:9]]
+    assert chunk.texts.to_pylist() == expected and chunk.ranks.tolist() == list(range(3, 9))
+    from_list = make_chunk(list(texts), (), cjk, slice(3, 9), config)  # signatures made from the texts
+    assert np.array_equal(from_list.signatures, chunk.signatures) and from_list.texts.equals(chunk.texts)
+    buffers = []
+    pickled = pickle.dumps(chunk, protocol=5, buffer_callback=buffers.append)
+    text_bytes = sum(len(t.encode()) for t in expected)
+    assert len(pickled) < text_bytes <= sum(len(b.raw()) for b in buffers)
+    back = pickle.loads(pickled, buffers=buffers)
+    assert back.texts.to_pylist() == expected and np.array_equal(back.signatures, chunk.signatures)

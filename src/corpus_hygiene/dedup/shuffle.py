@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.near import (
@@ -31,31 +32,27 @@ from corpus_hygiene.dedup.near import (
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """Records by rank (ascending), with their texts, signatures and CJK flags."""
+    """Records by rank (ascending), with their texts, signatures and CJK flags. The texts are one Arrow
+    array, read so from the staging: the flow makes no str of them (50k strs and their pickled copies
+    a chunk, freed, stayed in the flow's heap), and they travel as its buffers."""
 
     ranks: np.ndarray  # int64
-    texts: list[str]
+    texts: pa.StringArray
     signatures: np.ndarray  # len(texts) × num_perm uint32
     cjk: np.ndarray  # bool
-
-    def __reduce__(self):
-        # the texts travel encoded: pickling a str leaves CPython's UTF-8 copy of it on the str, which
-        # in the flow is the record's own and lives as long
-        return _decoded, (self.ranks, [t.encode() for t in self.texts], self.signatures, self.cjk)
 
     def at(self, ranks: np.ndarray) -> np.ndarray:
         """The positions of ``ranks``, which the chunk holds."""
         return np.searchsorted(self.ranks, ranks)
 
 
-def _decoded(ranks: np.ndarray, texts: list[bytes], signatures: np.ndarray, cjk: np.ndarray) -> Chunk:
-    return Chunk(ranks, [t.decode() for t in texts], signatures, cjk)
-
-
 def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> Chunk:
-    """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``)."""
-    mine = list(texts[records])
-    matrix = signature_matrix(mine, config, signatures[records])
+    """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``;
+    ``texts`` read from the staging, ``StagedColumn``, or a list)."""
+    mine = texts.arrow(records) if hasattr(texts, "arrow") else pa.array(list(texts[records]), pa.string())
+    known = list(signatures[records])
+    whole = len(known) == len(mine) and all(len(s) == 4 * config.num_perm for s in known)
+    matrix = signature_matrix(mine if whole else mine.to_pylist(), config, known)  # texts read if needed
     ranks = np.arange(records.start, records.start + len(mine), dtype=np.int64)
     return Chunk(ranks, mine, matrix, np.asarray(cjk[records], dtype=bool))
 
@@ -64,7 +61,7 @@ def pick(chunk: Chunk, ranks: np.ndarray) -> Chunk:
     """The records of ``ranks`` (sorted, unique): what a verification task needs of a chunk, so that
     only they travel, not the chunk."""
     at = chunk.at(ranks)
-    return Chunk(chunk.ranks[at], [chunk.texts[k] for k in at.tolist()], chunk.signatures[at], chunk.cjk[at])
+    return Chunk(chunk.ranks[at], chunk.texts.take(pa.array(at)), chunk.signatures[at], chunk.cjk[at])
 
 
 def _part_of(band: int, keys: np.ndarray, parts: int) -> np.ndarray:
@@ -128,6 +125,7 @@ def verify_pairs(
     i, j = later.at(codes // n), earlier.at(codes % n)
     sure = reach_floor(later.signatures[i], earlier.signatures[j], later.cjk[i] & earlier.cjk[j], config)
     i, j = i[sure], j[sure]
+    mine, theirs = later.texts.to_pylist(), earlier.texts.to_pylist()
     pairs = zip(i.tolist(), j.tolist(), strict=True)
-    sims = np.array([verified_similarity(later.texts[a], earlier.texts[b], config) for a, b in pairs])
+    sims = np.array([verified_similarity(mine[a], theirs[b], config) for a, b in pairs])
     return later.ranks[i] * n + earlier.ranks[j], sims

@@ -471,4 +471,8 @@ class StagedColumn(Sequence):
             yield from self[lo : lo + READ_ROWS]
 
     def take(self, indices: np.ndarray | slice | list[int]) -> list:
-        return self._store.take([self._name], self._positions[indices]).column(0).to_pylist()
+        return self.arrow(indices).to_pylist()
+
+    def arrow(self, indices: np.ndarray | slice | list[int]) -> pa.Array:
+        """The rows at ``indices`` as one Arrow array: no Python object a row."""
+        return self._store.take([self._name], self._positions[indices]).column(0).combine_chunks()
