@@ -30,22 +30,36 @@ def _slices(table) -> Iterable:
 
 
 class _Seen:
-    """The values of the slices before, as Arrow arrays of their bytes: a Python set would hold an
-    object per id and a tuple per provenance for every row of the table. A new slice is hashed and
-    the earlier values looked up in it: a table of the earlier ones would copy them all."""
+    """The values of the slices before, as Arrow arrays (of ``type``): a Python set would hold an object
+    per value for every row of the table. A new slice is hashed and the earlier values looked up in it:
+    a table of the earlier ones would copy them all."""
 
-    def __init__(self) -> None:
-        self._values: list[pa.Array] = []
+    def __init__(self, type_: pa.DataType) -> None:
+        self._type, self._values = type_, []
 
-    def add(self, values: list) -> np.ndarray:
+    def add(self, values) -> np.ndarray:
         """Which of ``values`` an earlier slice holds; then they are held too."""
-        new = pa.array(values, pa.string())
+        new = pa.array(values, self._type)
         hit = [pc.index_in(earlier, value_set=new).drop_null() for earlier in self._values]
         hit = np.unique(np.concatenate([np.zeros(0, np.int32), *(h.to_numpy() for h in hit)]))
         # every row of a value found, not only the first (index_in gives one index a value)
         found = pc.is_in(new, value_set=new.take(pa.array(hit, pa.int32()))).to_numpy(zero_copy_only=False)
         self._values.append(new)
         return found
+
+
+class _SeenProvenances(_Seen):
+    """Provenances as one int64 each (the file's number in this table, then the line): a path a row
+    would hold the table's paths over again."""
+
+    def __init__(self) -> None:
+        super().__init__(pa.int64())
+        self._files: dict[str, int] = {}
+
+    def add_rows(self, files: list, lines: list) -> np.ndarray:
+        numbers = [self._files.setdefault(f, len(self._files)) for f in files]
+        lines = [-1 if pd.isna(line) else line for line in lines]  # a missing line: one value of its own
+        return self.add(np.array(numbers, np.int64) << 32 | (np.array(lines, np.int64) & 0xFFFFFFFF))
 
 
 def schema_failures(frames: Frames) -> list[str]:
@@ -68,7 +82,7 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     known = pa.array(sorted(checked_before), pa.string()) if checked_before else None
     for name, model in TABLE_MODELS.items():
         offset, found = 0, 0
-        ids, refs = _Seen(), _Seen()
+        ids, refs = _Seen(pa.string()), _SeenProvenances()
         for piece in _slices(frames[name]):
             frame, keys, trusted = _split(piece, known if name == "records" else None)
             try:
@@ -93,7 +107,9 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     return lines, repeated_ids
 
 
-def _across_rows(keys: pd.DataFrame, trusted, ids: _Seen, refs: _Seen, offset: int) -> tuple[list[str], int]:
+def _across_rows(
+    keys: pd.DataFrame, trusted, ids: _Seen, refs: _SeenProvenances, offset: int
+) -> tuple[list[str], int]:
     """The checks that span rows, for one slice's key columns against the slices before (``ids`` and
     ``refs`` grow): record_id unique, one row per provenance; and, where pandera saw only some rows
     (``trusted`` is not None), repeats within the slice and dup_count of the rows it did not see."""
@@ -101,8 +117,7 @@ def _across_rows(keys: pd.DataFrame, trusted, ids: _Seen, refs: _Seen, offset: i
     files, source_lines = keys["source_file"].tolist(), keys["source_line"].tolist()
     earlier = pd.Series(ids.add(keys["record_id"].tolist()), index=keys.index)
     repeated = int((keys["record_id"].duplicated() | earlier).sum())
-    provenances = [f"{f}\0{line}" for f, line in zip(files, source_lines, strict=True)]  # NUL is in no path
-    seen = pd.Series(refs.add(provenances), index=keys.index)
+    seen = pd.Series(refs.add_rows(files, source_lines), index=keys.index)
     if trusted is None:  # within the slice, pandera saw the repeats
         return _across("record_id unique", earlier, offset) + _across(
             "provenance_unique", seen, offset

@@ -408,9 +408,27 @@ def test_contact_details_are_kept_by_default_and_quarantined_when_the_policy_say
 @given(st.lists(st.lists(st.sampled_from(["a", "b", "é", "", None]), max_size=8), max_size=5))
 def test_seen_finds_exactly_the_values_of_earlier_slices(slices):
     """Every row of a value an earlier slice held, repeats and nulls included; nothing else."""
+    import pyarrow as pa
+
     from corpus_hygiene.checks.gates import _Seen
 
-    seen, earlier = _Seen(), set()
+    seen, earlier = _Seen(pa.string()), set()
     for values in slices:
         assert seen.add(values).tolist() == [v in earlier for v in values]
         earlier |= set(values)
+
+
+PROVENANCE = st.tuples(st.sampled_from(["a.txt", "b/é.txt", ""]), st.sampled_from([0, 1, 2**31 - 1, None]))
+
+
+@given(st.lists(st.lists(PROVENANCE, max_size=8), max_size=5))
+def test_seen_provenances_finds_exactly_the_file_and_line_pairs_of_earlier_slices(slices):
+    """A provenance is its file and line, as numbers: the same pair is found, a line of another file is
+    not; a missing line is a value of its own."""
+    from corpus_hygiene.checks.gates import _SeenProvenances
+
+    seen, earlier = _SeenProvenances(), set()
+    for rows in slices:
+        files, lines = [f for f, _ in rows], [line for _, line in rows]
+        assert seen.add_rows(files, lines).tolist() == [row in earlier for row in rows]
+        earlier |= set(rows)
