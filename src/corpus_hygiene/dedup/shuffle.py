@@ -33,8 +33,8 @@ from corpus_hygiene.dedup.near import (
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """Records by rank (ascending), with their texts, signatures and CJK flags. The texts are one Arrow
-    array, read so from the staging: the flow makes no str of them (50k strs and their pickled copies
-    a chunk, freed, stayed in the flow's heap), and they travel as its buffers."""
+    array, read so from the staging: the flow makes no str of them (a str a text, and its pickled copy,
+    would stay in the flow's heap once freed), and they travel as its buffers."""
 
     ranks: np.ndarray  # int64
     texts: pa.StringArray

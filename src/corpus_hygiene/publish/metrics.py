@@ -183,8 +183,9 @@ def _pair_columns(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     parts = [(np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int64))]
     names = ("similarity", "merged", "source_file", "source_line")
     for _, (similarity, merged, sources, lines) in columns(pairs, *names):
-        codes = np.array([files.setdefault(f, len(files)) for f in sources], np.int64) << 32
-        parts.append((np.array(similarity, np.float64), np.array(merged, bool), codes | np.array(lines)))
+        record = np.array([files.setdefault(f, len(files)) for f in sources], np.int64) << 32
+        record |= np.array(lines, np.int64)
+        parts.append((np.array(similarity, np.float64), np.array(merged, bool), record))
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
