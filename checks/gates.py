@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
+from corpus_hygiene.pipeline.rows import provenance_numbers
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,8 @@ class _SeenProvenances(_Seen):
         self._files: dict[str, int] = {}
 
     def add_rows(self, files: list, lines: list) -> np.ndarray:
-        numbers = [self._files.setdefault(f, len(self._files)) for f in files]
         lines = [-1 if pd.isna(line) else line for line in lines]  # a missing line: one value of its own
-        return self.add(np.array(numbers, np.int64) << 32 | (np.array(lines, np.int64) & 0xFFFFFFFF))
+        return self.add(provenance_numbers(files, lines, self._files))
 
 
 def schema_failures(frames: Frames) -> list[str]:

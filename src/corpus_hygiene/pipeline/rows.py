@@ -282,6 +282,13 @@ def columns(rows: Sequence[dict], *names: str) -> Iterator[tuple[int, list[list]
             yield lo, [[row[name] for row in part] for name in names]
 
 
+def provenance_numbers(files: Sequence, lines: Sequence[int], numbering: dict) -> np.ndarray:
+    """(source_file, source_line) pairs as one int64 each, comparable across slices: the file's number in
+    ``numbering`` (a file not in it yet is numbered as it comes), then the line's low 32 bits."""
+    numbers = np.array([numbering.setdefault(f, len(numbering)) for f in files], np.int64)
+    return numbers << 32 | (np.array(lines, np.int64) & 0xFFFFFFFF)
+
+
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
     if isinstance(rows, _STAGED):

@@ -12,7 +12,7 @@ import pyarrow as pa
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.domain import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
-from corpus_hygiene.pipeline.rows import columns
+from corpus_hygiene.pipeline.rows import columns, provenance_numbers
 from corpus_hygiene.report.charts import length_histogram, signal_histogram
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
@@ -183,8 +183,7 @@ def _pair_columns(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     parts = [(np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int64))]
     names = ("similarity", "merged", "source_file", "source_line")
     for _, (similarity, merged, sources, lines) in columns(pairs, *names):
-        record = np.array([files.setdefault(f, len(files)) for f in sources], np.int64) << 32
-        record |= np.array(lines, np.int64)
+        record = provenance_numbers(sources, lines, files)
         parts.append((np.array(similarity, np.float64), np.array(merged, bool), record))
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
