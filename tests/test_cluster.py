@@ -148,9 +148,10 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     assert parquet_checksums(tmp_path / "two" / "clean") == parquet_checksums(tmp_path / "one" / "clean")
 
 
-def test_a_chunk_reads_its_texts_from_the_staging_as_arrow_and_they_travel_as_buffers(policy):
-    """The flow makes no str of a chunk's texts (no ``StagedColumn.take`` of them); pickled as Dask
-    does (protocol 5), the texts are buffers outside the pickle; a list of texts gives the same chunk."""
+def test_a_chunk_reads_its_texts_and_signatures_from_the_staging_as_arrow_and_texts_travel_as_buffers(policy):
+    """The flow makes no str or bytes object of a chunk's texts and signatures (no ``StagedColumn.take``
+    of them); pickled as Dask does (protocol 5), the texts are buffers outside the pickle; a list of texts
+    gives the same chunk."""
     import pickle
     from unittest import mock
 
@@ -167,11 +168,11 @@ def test_a_chunk_reads_its_texts_from_the_staging_as_arrow_and_they_travel_as_bu
     texts, signatures = store.column("text", positions), store.column("signature", positions)
     cjk, take = np.zeros(len(positions), bool), StagedColumn.take
 
-    def no_str(column, indices):
-        assert column._name != "text", "the texts read as strs"
+    def no_objects(column, indices):
+        assert column._name not in ("text", "signature"), f"the {column._name} column read as Python objects"
         return take(column, indices)
 
-    with mock.patch.object(StagedColumn, "take", no_str):
+    with mock.patch.object(StagedColumn, "take", no_objects):
         chunk = make_chunk(texts, signatures, cjk, slice(3, 9), config)
     expected = [store.take(["text"], [p]).column(0)[0].as_py() for p in positions[3:9]]
     assert chunk.texts.to_pylist() == expected and chunk.ranks.tolist() == list(range(3, 9))

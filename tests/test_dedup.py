@@ -176,6 +176,37 @@ def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows
 
 
 @settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["signed", "short", "none"]), max_size=12), st.integers(0, 6))
+def test_a_signature_block_uses_each_known_signature_and_signs_only_the_other_texts(kinds, offset):
+    import pyarrow as pa
+
+    from corpus_hygiene.dedup.near import signature_block, signature_of
+
+    config = DedupConfig(num_perm=16, bands=4)
+    texts = [f"text number {i} about graphs and models" for i in range(len(kinds))]
+    made = {
+        "signed": lambda t: signature_of(t[::-1], config),
+        "short": lambda t: b"\x01\x02",
+        "none": lambda t: None,
+    }
+    blobs = [b"padding"] * offset + [made[k](t) for k, t in zip(kinds, texts, strict=True)]
+    asked = []
+
+    def texts_at(rows):
+        asked.extend(rows.tolist())
+        return [texts[r] for r in rows]
+
+    rows = signature_block(pa.array(blobs, pa.binary()).slice(offset), texts_at, config)
+    # a known signature is taken as it is (here: another text's), the others are signed from their text
+    expected = [
+        signature_of(t[::-1] if k == "signed" else t, config) for k, t in zip(kinds, texts, strict=True)
+    ]
+    assert rows.dtype == np.uint32 and rows.shape == (len(kinds), 16)
+    assert [r.astype("<u4").tobytes() for r in rows] == expected
+    assert asked == [i for i, k in enumerate(kinds) if k != "signed"]
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 5), max_size=30), st.integers(1, 40))
 def test_bucket_runs_are_every_pair_once_in_chunks(counts, chunk):
     """``_runs`` yields (x, first[x] + k) for every k < count[x], each once, in chunks of about ``chunk``."""
@@ -344,7 +375,8 @@ class _TextsRead(list):
 
 def test_a_rerun_reads_only_the_texts_of_pairs_without_a_memo_similarity():
     """The star pass reads the texts of its candidate pairs before it starts; a re-run reads those of
-    the pairs the memo has no similarity for, not every pair's."""
+    the pairs the memo has no similarity for, not every pair's (signatures made per file: none signed)."""
+    from corpus_hygiene.dedup.near import signature_of
     from corpus_hygiene.incremental.pair_memo import PairMemo, text_key
 
     cfg = DedupConfig()
@@ -354,7 +386,8 @@ def test_a_rerun_reads_only_the_texts_of_pairs_without_a_memo_similarity():
     grown = _TextsRead([*texts, texts[-1].replace("forty", "fifty")])  # a near copy of the last
     again = PairMemo(dict(first.used), first.next_indexed, first.next_candidates)
     full = _TextsRead(grown)
-    assert find_near_duplicates(grown, cfg, memo=again) == find_near_duplicates(full, cfg)
+    signed = [signature_of(t, cfg) for t in grown]
+    assert find_near_duplicates(grown, cfg, signed, memo=again) == find_near_duplicates(full, cfg, signed)
     keys = [text_key(t) for t in grown]
     n = len(grown)
     lacking = {

@@ -29,6 +29,8 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.shingles import jaccard, shingles
@@ -117,16 +119,40 @@ def signature_of(text: str, config: DedupConfig) -> bytes:
     return _signer(config).sign(lsh_shingles(text, config)).hashvalues.astype("<u4").tobytes()
 
 
+def signature_block(known: pa.Array, texts_at: Callable[[np.ndarray], Sequence[str]], config: DedupConfig):
+    """One uint32 row per item of ``known`` (Arrow binary): the item itself when it is a signature of this
+    config's size (signatures made per file), read from the Arrow buffer with no bytes object a row;
+    otherwise signed from its text, ``texts_at(rows)`` giving the texts of those rows only."""
+    rows = np.empty((len(known), config.num_perm), dtype=np.uint32)
+    whole = pc.fill_null(pc.equal(pc.binary_length(known), 4 * config.num_perm), False).to_numpy(False)
+    if whole.any():
+        fixed = known.filter(pa.array(whole)).cast(pa.binary(4 * config.num_perm))  # one buffer of rows
+        values = np.frombuffer(fixed.buffers()[1], dtype="<u4", offset=4 * config.num_perm * fixed.offset)
+        rows[whole] = values[: len(fixed) * config.num_perm].reshape(-1, config.num_perm)
+    missing = np.flatnonzero(~whole)
+    if len(missing):
+        rows[missing] = [np.frombuffer(signature_of(t, config), "<u4") for t in texts_at(missing)]
+    return rows
+
+
 def signature_slices(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()):
-    """The signatures of ``texts`` as (start, rows) slices of ``SIGNATURE_ROWS`` uint32 rows; ``known[i]``,
-    when it is a signature of this config's size, is used as row i (signatures made per file), otherwise
-    it is computed. Both are read a slice at a time (they may be read from disk: ``pipeline/staging.py``)."""
-    size, n = 4 * config.num_perm, len(texts)
+    """The signatures of ``texts`` as (start, rows) slices of ``SIGNATURE_ROWS`` rows (``signature_block``;
+    ``known``: one per text, or none). Both are read a slice at a time (they may be read from disk:
+    ``pipeline/staging.py``)."""
+    n = len(texts)
     for lo in range(0, n, SIGNATURE_ROWS):
-        blobs = list(known[lo : lo + SIGNATURE_ROWS])
-        blobs += [b""] * (min(SIGNATURE_ROWS, n - lo) - len(blobs))
-        blobs = [b if len(b) == size else signature_of(texts[lo + k], config) for k, b in enumerate(blobs)]
-        yield lo, np.frombuffer(b"".join(blobs), dtype="<u4").reshape(-1, config.num_perm)
+        hi = min(n, lo + SIGNATURE_ROWS)
+        blobs = known_signatures(known, slice(lo, hi))
+        yield lo, signature_block(blobs, lambda rows, lo=lo: _take(texts, lo + rows), config)
+
+
+def known_signatures(known: Sequence[bytes], records: slice) -> pa.Array:
+    """``known[records]`` as one Arrow binary array, read so where it is read from disk (``StagedColumn``);
+    nulls when no signature is known (``known`` empty)."""
+    if hasattr(known, "arrow"):
+        return known.arrow(records)
+    blobs = list(known[records]) if len(known) else [None] * (records.stop - records.start)
+    return pa.array(blobs, pa.binary())
 
 
 SIGNATURE_ROWS = 1 << 16

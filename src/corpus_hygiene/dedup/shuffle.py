@@ -24,8 +24,9 @@ from corpus_hygiene.dedup.near import (
     all_pairs,
     band_hash,
     band_keys,
+    known_signatures,
     reach_floor,
-    signature_matrix,
+    signature_block,
     verified_similarity,
 )
 
@@ -50,9 +51,8 @@ def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> C
     """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``;
     ``texts`` read from the staging, ``StagedColumn``, or a list)."""
     mine = texts.arrow(records) if hasattr(texts, "arrow") else pa.array(list(texts[records]), pa.string())
-    known = list(signatures[records])
-    whole = len(known) == len(mine) and all(len(s) == 4 * config.num_perm for s in known)
-    matrix = signature_matrix(mine if whole else mine.to_pylist(), config, known)  # texts read if needed
+    known = known_signatures(signatures, slice(records.start, records.start + len(mine)))
+    matrix = signature_block(known, lambda rows: mine.take(pa.array(rows)).to_pylist(), config)
     ranks = np.arange(records.start, records.start + len(mine), dtype=np.int64)
     return Chunk(ranks, mine, matrix, np.asarray(cjk[records], dtype=bool))
 
