@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from hashlib import blake2b
 
 import numpy as np
 import pandas as pd
@@ -31,21 +32,34 @@ def _slices(table) -> Iterable:
 
 
 class _Seen:
-    """The values of the slices before, as Arrow arrays (of ``type``): a Python set would hold an object
-    per value for every row of the table. A new slice is hashed and the earlier values looked up in it:
-    a table of the earlier ones would copy them all."""
+    """The values of the slices before, as one sorted numpy array of keys (a number a value): a new
+    slice is looked up by binary search and then merged in, so a slice costs its own size and one copy
+    of the array, not a scan of every earlier value; a Python set would hold an object a value."""
 
-    def __init__(self, type_: pa.DataType) -> None:
-        self._type, self._values = type_, []
+    def __init__(self) -> None:
+        self._sorted = np.zeros(0, self.dtype)
+
+    dtype = np.dtype("S16")
+
+    def keys(self, values) -> np.ndarray:
+        """A string's key is its 128-bit BLAKE2b digest (two different values share one with chance
+        ~N²/2¹²⁹; record ids are such digests too); a null is a value of its own."""
+        return np.array(
+            [b"n" if v is None else blake2b(v.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+             for v in values],
+            dtype=self.dtype,
+        )  # fmt: skip
 
     def add(self, values) -> np.ndarray:
         """Which of ``values`` an earlier slice holds; then they are held too."""
-        new = pa.array(values, self._type)
-        hit = [pc.index_in(earlier, value_set=new).drop_null() for earlier in self._values]
-        hit = np.unique(np.concatenate([np.zeros(0, np.int32), *(h.to_numpy() for h in hit)]))
-        # every row of a value found, not only the first (index_in gives one index a value)
-        found = pc.is_in(new, value_set=new.take(pa.array(hit, pa.int32()))).to_numpy(zero_copy_only=False)
-        self._values.append(new)
+        keys = self.keys(values)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        at = np.searchsorted(self._sorted, keys)  # sorted queries: one search finds and places them
+        hit = self._sorted[np.minimum(at, len(self._sorted) - 1)] == keys if len(self._sorted) else False
+        self._sorted = np.insert(self._sorted, at, keys)
+        found = np.zeros(len(keys), bool)
+        found[order] = hit
         return found
 
 
@@ -53,9 +67,14 @@ class _SeenProvenances(_Seen):
     """Provenances as one int64 each (the file's number in this table, then the line): a path a row
     would hold the table's paths over again."""
 
+    dtype = np.dtype(np.int64)
+
     def __init__(self) -> None:
-        super().__init__(pa.int64())
+        super().__init__()
         self._files: dict[str, int] = {}
+
+    def keys(self, values) -> np.ndarray:
+        return np.asarray(values, self.dtype)
 
     def add_rows(self, files: list, lines: list) -> np.ndarray:
         lines = [-1 if pd.isna(line) else line for line in lines]  # a missing line: one value of its own
@@ -82,7 +101,7 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     known = pa.array(sorted(checked_before), pa.string()) if checked_before else None
     for name, model in TABLE_MODELS.items():
         offset, found = 0, 0
-        ids, refs = _Seen(pa.string()), _SeenProvenances()
+        ids, refs = _Seen(), _SeenProvenances()
         for piece in _slices(frames[name]):
             frame, keys, trusted = _split(piece, known if name == "records" else None)
             try:
