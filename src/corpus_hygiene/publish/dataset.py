@@ -124,7 +124,9 @@ def _fsync_dir(path: Path) -> None:
 
 
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_dictionary": True}
-ROW_GROUP = 65_536  # rows converted to Arrow (and pandas, for the gates) at a time
+# Rows converted to Arrow (and pandas, for the gates) at a time, and so a Parquet row group: the
+# gates' memory above the rest of the run's is a few slices of this size (docs/design.md §6).
+ROW_GROUP = 16_384
 
 
 def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
