@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from hashlib import blake2b
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ import pyarrow.compute as pc
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
-from corpus_hygiene.pipeline.rows import provenance_numbers
+from corpus_hygiene.pipeline.rows import in_sorted, provenance_numbers, string_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,34 +31,19 @@ def _slices(table) -> Iterable:
 
 
 class _Seen:
-    """The values of the slices before, as one sorted numpy array of keys (a number a value): a new
+    """The values of the slices before, as one sorted numpy array of keys (``rows.string_keys``): a new
     slice is looked up by binary search and then merged in, so a slice costs its own size and one copy
     of the array, not a scan of every earlier value; a Python set would hold an object a value."""
 
-    def __init__(self) -> None:
-        self._sorted = np.zeros(0, self.dtype)
-
-    dtype = np.dtype("S16")
-
-    def keys(self, values) -> np.ndarray:
-        """A string's key is its 128-bit BLAKE2b digest (two different values share one with chance
-        ~N²/2¹²⁹; record ids are such digests too); a null is a value of its own."""
-        return np.array(
-            [b"n" if v is None else blake2b(v.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-             for v in values],
-            dtype=self.dtype,
-        )  # fmt: skip
+    def __init__(self, keys: Callable[[Sequence], np.ndarray] = string_keys) -> None:
+        self._keys, self._sorted = keys, keys([])
 
     def add(self, values) -> np.ndarray:
         """Which of ``values`` an earlier slice holds; then they are held too."""
-        keys = self.keys(values)
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        at = np.searchsorted(self._sorted, keys)  # sorted queries: one search finds and places them
-        hit = self._sorted[np.minimum(at, len(self._sorted) - 1)] == keys if len(self._sorted) else False
-        self._sorted = np.insert(self._sorted, at, keys)
-        found = np.zeros(len(keys), bool)
-        found[order] = hit
+        keys = self._keys(values)
+        found = in_sorted(self._sorted, keys)
+        keys.sort()
+        self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, keys), keys)
         return found
 
 
@@ -67,14 +51,9 @@ class _SeenProvenances(_Seen):
     """Provenances as one int64 each (the file's number in this table, then the line): a path a row
     would hold the table's paths over again."""
 
-    dtype = np.dtype(np.int64)
-
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(lambda values: np.asarray(values, np.int64))
         self._files: dict[str, int] = {}
-
-    def keys(self, values) -> np.ndarray:
-        return np.asarray(values, self.dtype)
 
     def add_rows(self, files: list, lines: list) -> np.ndarray:
         lines = [-1 if pd.isna(line) else line for line in lines]  # a missing line: one value of its own

@@ -119,7 +119,9 @@ def signature_of(text: str, config: DedupConfig) -> bytes:
     return _signer(config).sign(lsh_shingles(text, config)).hashvalues.astype("<u4").tobytes()
 
 
-def signature_block(known: pa.Array, texts_at: Callable[[np.ndarray], Sequence[str]], config: DedupConfig):
+def signature_block(
+    known: pa.Array, texts_at: Callable[[np.ndarray], Sequence[str]], config: DedupConfig
+) -> np.ndarray:
     """One uint32 row per item of ``known`` (Arrow binary): the item itself when it is a signature of this
     config's size (signatures made per file), read from the Arrow buffer with no bytes object a row;
     otherwise signed from its text, ``texts_at(rows)`` giving the texts of those rows only."""
@@ -147,7 +149,7 @@ def signature_slices(texts: Sequence[str], config: DedupConfig, known: Sequence[
 
 
 def known_signatures(known: Sequence[bytes], records: slice) -> pa.Array:
-    """``known[records]`` as one Arrow binary array, read so where it is read from disk (``StagedColumn``);
+    """``known[records]`` as one Arrow binary array (read as Arrow when it comes from disk: ``StagedColumn``);
     nulls when no signature is known (``known`` empty)."""
     if hasattr(known, "arrow"):
         return known.arrow(records)

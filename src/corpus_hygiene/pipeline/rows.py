@@ -11,6 +11,7 @@ about twice the column-by-column conversion.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from hashlib import blake2b
 
 import numpy as np
 import pyarrow as pa
@@ -287,6 +288,26 @@ def provenance_numbers(files: Sequence, lines: Sequence[int], numbering: dict) -
     ``numbering`` (a file not in it yet is numbered as it comes), then the line's low 32 bits."""
     numbers = np.array([numbering.setdefault(f, len(numbering)) for f in files], np.int64)
     return numbers << 32 | (np.array(lines, np.int64) & 0xFFFFFFFF)
+
+
+STRING_KEY = np.dtype("S16")
+
+
+def string_keys(values: Sequence[str | None]) -> np.ndarray:
+    """Strings as 16-byte keys to sort and search with numpy (16 bytes a value; an Arrow string and its
+    hash table take several times that): each one's BLAKE2b digest, a null a key of its own. Two values
+    share a key with chance ~N²/2¹²⁹ (record ids are such digests too)."""
+    return np.array(
+        [b"n" if v is None else blake2b(v.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+         for v in values],
+        dtype=STRING_KEY,
+    )  # fmt: skip
+
+
+def in_sorted(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``keys`` is in ``sorted_keys`` (binary search)."""
+    at = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
+    return sorted_keys[at] == keys if len(sorted_keys) else np.zeros(len(keys), bool)
 
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
