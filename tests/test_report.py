@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from corpus_hygiene.report.html import FILTER_SCRIPT, SCRIPT_HASH, render_run_report
 
 PAYLOADS = [
@@ -79,6 +82,39 @@ def test_changes_since_the_previous_dataset(tmp_path):
         "fr": {"before": 0, "now": 1, "change": 1},
     }
     assert changes["quarantine"]["binary_file"]["change"] == -1
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.sampled_from("abcde"), min_size=1, max_size=8),
+    st.lists(st.sampled_from("abcdef"), max_size=8),
+)
+def test_changes_match_records_by_id_as_sets_do(tmp_path_factory, before, now):
+    """Added and removed ids, each named by its last row, and the distinct ids on each side, as Python
+    sets and dicts give them (repeated ids included), whatever the order of the rows."""
+    from corpus_hygiene.publish.changes import changes_since_previous
+    from corpus_hygiene.publish.dataset import publish
+
+    from .test_dataset import _tables
+
+    target = tmp_path_factory.mktemp("changes") / "clean"
+    old = _tables(len(before))
+    for i, row in enumerate(old["records"]):
+        row.update(record_id=before[i] * 32, source_line=i)
+    publish(target, "run-1", old, {})
+    rows = [dict(old["records"][0], record_id=v * 32, source_line=100 + i) for i, v in enumerate(now)]
+    changes = changes_since_previous(target, rows, [])
+
+    def named(records, absent):  # the last row of an id names it
+        return {
+            r["record_id"]: f"a.txt:{r['source_line']}" for r in records if r["record_id"][0] not in absent
+        }
+
+    added, removed = named(rows, before), named(old["records"], now)
+    assert (changes["records_before"], changes["records_now"]) == (len(set(before)), len(set(now)))
+    assert (changes["added"], changes["removed"]) == (len(added), len(removed))
+    assert changes["added_sample"] == sorted(added.values())
+    assert changes["removed_sample"] == sorted(removed.values())
 
 
 def test_index_lists_runs_newest_first_with_a_trend(tmp_path):
