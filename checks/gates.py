@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
-from corpus_hygiene.pipeline.rows import in_sorted, provenance_numbers, string_keys
+from corpus_hygiene.dedup.exact import lookup
+from corpus_hygiene.pipeline.rows import provenance_numbers, string_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class _Seen:
     def add(self, values) -> np.ndarray:
         """Which of ``values`` an earlier slice holds; then they are held too."""
         keys = self._keys(values)
-        found = in_sorted(self._sorted, keys)
+        found = lookup(self._sorted, keys)[0]
         keys.sort()
         self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, keys), keys)
         return found

@@ -143,7 +143,7 @@ def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     return members[order][~first], best[~first]
 
 
-def _lookup(sorted_keys: np.ndarray, values: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+def lookup(sorted_keys: np.ndarray, values: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """Which ``values`` are in ``sorted_keys``, and ``columns`` (aligned with it) at each (0 where not)."""
     if not len(sorted_keys):
         return np.zeros(len(values), bool), *(np.zeros(len(values), c.dtype) for c in columns)
@@ -199,10 +199,10 @@ def deduplicate(
     near_of = canon[np.array([m.canonical for m in found], np.int64)][order]
     pair = np.array(verified, np.float64).reshape(-1, 3)
     record, candidate = canon[pair[:, 0].astype(np.int64)], canon[pair[:, 1].astype(np.int64)]
-    merged, merged_into = _lookup(near, record, near_of)
+    merged, merged_into = lookup(near, record, near_of)
     pairs = VerifiedPairs(keys, record, candidate, pair[:, 2], merged & (merged_into == candidate))
     # an exact copy of a record that turned out to be a near duplicate follows it to the canonical
-    follows, follows_to, follows_sim = _lookup(near, exact_of, near_of, near_sim)
+    follows, follows_to, follows_sim = lookup(near, exact_of, near_of, near_sim)
     exact_of = np.where(follows, follows_to, exact_of)
     similarity = np.where(follows, follows_sim, 1.0)
     dups = Duplicates(

@@ -304,12 +304,6 @@ def string_keys(values: Sequence[str | None]) -> np.ndarray:
     )  # fmt: skip
 
 
-def in_sorted(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Whether each of ``keys`` is in ``sorted_keys`` (binary search)."""
-    at = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
-    return sorted_keys[at] == keys if len(sorted_keys) else np.zeros(len(keys), bool)
-
-
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
     if isinstance(rows, _STAGED):

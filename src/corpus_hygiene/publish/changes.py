@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_hygiene.pipeline.rows import columns, in_sorted, string_keys
+from corpus_hygiene.dedup.exact import lookup
+from corpus_hygiene.pipeline.rows import columns, string_keys
 from corpus_hygiene.publish.dataset import DatasetError, verify_checksums, version_folder
 
 SAMPLE = 20
@@ -66,7 +67,7 @@ def changes_since_previous(
         langs.update(lang)
     new_keys = np.concatenate([string_keys([]), *new_keys])
     added = {}  # an id is one record: the last row of an id names it, as a dict of the rows would
-    is_new = ~in_sorted(old_keys, new_keys)
+    is_new = ~lookup(old_keys, new_keys)[0]
     for lo, (ids, files, lines) in columns(records, "record_id", "source_file", "source_line"):
         for i in np.flatnonzero(is_new[lo : lo + len(ids)]).tolist():
             added[ids[i]] = f"{files[i]}:{lines[i]}"
@@ -74,7 +75,7 @@ def changes_since_previous(
     removed = {}
     for batch in previous.iter_batches(columns=["record_id", "source_file", "source_line"]):
         ids, files, lines = (batch.column(k).to_pylist() for k in range(3))
-        for i in np.flatnonzero(~in_sorted(new_keys, string_keys(ids))).tolist():
+        for i in np.flatnonzero(~lookup(new_keys, string_keys(ids))[0]).tolist():
             removed[ids[i]] = f"{files[i]}:{lines[i]}"
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     return {
