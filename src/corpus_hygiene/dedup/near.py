@@ -144,17 +144,16 @@ def signature_slices(texts: Sequence[str], config: DedupConfig, known: Sequence[
     n = len(texts)
     for lo in range(0, n, SIGNATURE_ROWS):
         hi = min(n, lo + SIGNATURE_ROWS)
-        blobs = known_signatures(known, slice(lo, hi))
+        blobs = arrow_slice(known, slice(lo, hi), pa.binary())
         yield lo, signature_block(blobs, lambda rows, lo=lo: _take(texts, lo + rows), config)
 
 
-def known_signatures(known: Sequence[bytes], records: slice) -> pa.Array:
-    """``known[records]`` as one Arrow binary array (read as Arrow when it comes from disk: ``StagedColumn``);
-    nulls when no signature is known (``known`` empty)."""
-    if hasattr(known, "arrow"):
-        return known.arrow(records)
-    blobs = list(known[records]) if len(known) else [None] * (records.stop - records.start)
-    return pa.array(blobs, pa.binary())
+def arrow_slice(values: Sequence, records: slice, type_: pa.DataType) -> pa.Array:
+    """``values[records]`` as one Arrow array, read as Arrow when it comes from disk (``StagedColumn``);
+    nulls when ``values`` is empty (no signatures given)."""
+    if hasattr(values, "arrow"):
+        return values.arrow(records)
+    return pa.array(list(values[records]) if len(values) else [None] * (records.stop - records.start), type_)
 
 
 SIGNATURE_ROWS = 1 << 16

@@ -22,9 +22,9 @@ import pyarrow as pa
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.near import (
     all_pairs,
+    arrow_slice,
     band_hash,
     band_keys,
-    known_signatures,
     reach_floor,
     signature_block,
     verified_similarity,
@@ -50,8 +50,8 @@ class Chunk:
 def make_chunk(texts, signatures, cjk, records: slice, config: DedupConfig) -> Chunk:
     """The chunk of ``records`` (a slice of the rank-ordered inputs of ``near.find_near_duplicates``;
     ``texts`` read from the staging, ``StagedColumn``, or a list)."""
-    mine = texts.arrow(records) if hasattr(texts, "arrow") else pa.array(list(texts[records]), pa.string())
-    known = known_signatures(signatures, slice(records.start, records.start + len(mine)))
+    mine = arrow_slice(texts, records, pa.string())
+    known = arrow_slice(signatures, slice(records.start, records.start + len(mine)), pa.binary())
     matrix = signature_block(known, lambda rows: mine.take(pa.array(rows)).to_pylist(), config)
     ranks = np.arange(records.start, records.start + len(mine), dtype=np.int64)
     return Chunk(ranks, mine, matrix, np.asarray(cjk[records], dtype=bool))

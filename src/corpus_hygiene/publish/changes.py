@@ -47,41 +47,40 @@ def changes_since_previous(
     """None when there is no previous (valid) dataset in ``dataset_dir``.
 
     Records are matched by ``record_id``. Both versions' ids are held as sorted 16-byte keys
-    (``rows.string_keys``) and every table is read a slice at a time: only the added and removed rows
-    become Python objects, and the memory is 16 bytes an id on each side."""
+    (``rows.string_keys``; the new ones also in row order) and every table is read a slice at a time:
+    only the added and removed rows become Python objects."""
     dataset_dir = version_folder(dataset_dir)
     try:
         manifest = verify_checksums(dataset_dir)
     except (DatasetError, OSError):
         return None
-    previous = pq.ParquetFile(dataset_dir / "records.parquet")
-    old_keys, old_langs = [], Counter()
-    for batch in previous.iter_batches(columns=["record_id", "lang"]):
-        old_keys.append(string_keys(batch.column("record_id").to_pylist()))
-        old_langs += _counts(batch.column("lang"))
-    old_keys = np.concatenate([string_keys([]), *old_keys])
-    old_keys.sort()
     new_keys, langs = [], Counter()
     for _, (ids, lang) in columns(records, "record_id", "lang"):
         new_keys.append(string_keys(ids))
         langs.update(lang)
     new_keys = np.concatenate([string_keys([]), *new_keys])
+    new_sorted = np.sort(new_keys)
+    # one pass over the previous version: its ids' keys, and the rows of those gone (few, as Python)
+    old_keys, old_langs, removed = [], Counter(), {}
+    names = ["record_id", "lang", "source_file", "source_line"]
+    for batch in pq.ParquetFile(dataset_dir / "records.parquet").iter_batches(columns=names):
+        keys = string_keys(batch.column("record_id").to_pylist())
+        gone = batch.filter(pa.array(~lookup(new_sorted, keys)[0])).to_pylist()
+        removed.update((r["record_id"], f"{r['source_file']}:{r['source_line']}") for r in gone)
+        old_keys.append(keys)
+        old_langs += _counts(batch.column("lang"))
+    old_keys = np.concatenate([string_keys([]), *old_keys])
+    old_keys.sort()
     added = {}  # an id is one record: the last row of an id names it, as a dict of the rows would
     is_new = ~lookup(old_keys, new_keys)[0]
     for lo, (ids, files, lines) in columns(records, "record_id", "source_file", "source_line"):
         for i in np.flatnonzero(is_new[lo : lo + len(ids)]).tolist():
             added[ids[i]] = f"{files[i]}:{lines[i]}"
-    new_keys.sort()
-    removed = {}
-    for batch in previous.iter_batches(columns=["record_id", "source_file", "source_line"]):
-        ids, files, lines = (batch.column(k).to_pylist() for k in range(3))
-        for i in np.flatnonzero(~lookup(new_keys, string_keys(ids))[0]).tolist():
-            removed[ids[i]] = f"{files[i]}:{lines[i]}"
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     return {
         "previous_run_id": manifest.get("run_id"),
         "records_before": _distinct(old_keys),
-        "records_now": _distinct(new_keys),
+        "records_now": _distinct(new_sorted),
         "added": len(added),
         "removed": len(removed),
         "added_sample": sorted(added.values())[:SAMPLE],
