@@ -1,6 +1,7 @@
 """Dedup: keys, script-aware shingles, verification, the no-chaining rule, the canonical choice."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -65,6 +66,54 @@ def test_accents_in_nfd_and_nfc_share_the_key():
 def test_record_id_is_a_stable_hash():
     assert record_id(dedup_key(BASE)) == record_id(dedup_key(BASE.upper()))
     assert len(record_id("x")) == 32 and record_id("x") != record_id("y")
+
+
+@given(st.lists(st.binary(min_size=16, max_size=16)), st.integers(0, 3))
+def test_ids_as_bytes_and_back(raw, cut):
+    import pyarrow as pa
+
+    from corpus_hygiene.dedup.keys import id_bytes, id_strings
+
+    ids = [r.hex() for r in raw]
+    array = pa.array(["0" * 32] * cut + ids, pa.string()).slice(cut)  # an offset, as a slice of a column
+    got = id_bytes(pa.chunked_array([array[:1], array[1:]]) if ids else array)
+    assert got.shape == (len(ids), 16) and [bytes(row) for row in got] == raw  # trailing zero bytes kept
+    assert id_strings(got).to_pylist() == ids
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [(["A" * 32], "hex"), (["g" * 32], "hex"), (["ab"], "32 characters"), ([None], "null")],
+)
+def test_an_id_that_is_not_32_hex_digits_is_refused(ids, message):
+    import pyarrow as pa
+
+    from corpus_hygiene.dedup.keys import id_bytes
+
+    with pytest.raises(ValueError, match=message):
+        id_bytes(pa.array(ids, pa.string()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), st.integers(1, 3)), max_size=30))
+def test_exact_groups_keep_the_best_ranked_record_of_each_id(rows):
+    """Against the definition: of the records sharing an id, all but the best-ranked (``canonical_rank``)
+    are exact duplicates of it."""
+    from corpus_hygiene.dedup.exact import _exact_groups, canonical_rank
+    from corpus_hygiene.pipeline.staging import Keys
+
+    records = [
+        replace(rec("x" * 40 * size, f"{line % 3}.txt", line, ["fix"] * fixes), record_id=record_id(str(i)))
+        for line, (i, fixes, size) in enumerate(rows)
+    ]
+    keys = Keys.of(records)
+    expected = {}
+    for i, r in enumerate(records):
+        expected.setdefault(r.record_id, []).append(i)
+    best = {rid: min(group, key=lambda i: canonical_rank(keys[i])) for rid, group in expected.items()}
+    want = sorted((i, best[r.record_id]) for i, r in enumerate(records) if i != best[r.record_id])
+    dups, canonical = _exact_groups(keys)
+    assert sorted(zip(dups.tolist(), canonical.tolist(), strict=True)) == want
 
 
 def test_shingles_are_words_for_latin_and_characters_for_cjk():

@@ -8,8 +8,6 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.incremental.pair_memo import PairMemo
@@ -119,24 +117,34 @@ def why_kept(kept: RecordKey, dropped: RecordKey) -> str:
     return f"earlier in the corpus ({kept.ref} before {dropped.ref})"
 
 
-def rank_order(keys: Keys) -> np.ndarray:
-    """Indices that sort ``keys`` by ``canonical_rank`` (the same order, computed on the columns)."""
-    lengths, at = np.unique(keys.n_chars, return_inverse=True)
-    steps = np.array([length_step(int(n)) for n in lengths], np.int64)[at]  # math.log, as length_step
-    return np.lexsort((keys.source_line, keys.files.ranks()[keys.source_file], -steps, keys.n_fixes))
+def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
+    """Indices that sort ``keys``, or ``keys[at]`` (then indices into ``at``), by ``canonical_rank`` (the
+    same order, computed on the four columns it reads)."""
+    at = slice(None) if at is None else at
+    lengths, inverse = np.unique(keys.n_chars[at], return_inverse=True)
+    steps = np.array([length_step(int(n)) for n in lengths], np.int32)[inverse]  # math.log, as length_step
+    del inverse
+    files = keys.files.ranks()[keys.source_file[at]]
+    return np.lexsort((keys.source_line[at], files, -steps, keys.n_fixes[at]))
 
 
 def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     """Exact duplicates (indices into ``keys``) and the canonical of each: the best-ranked record of
-    its ``record_id``. Only records whose id is not unique are looked at."""
-    counts = pc.value_counts(keys.record_id)
-    repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
-    members = np.flatnonzero(pc.is_in(keys.record_id, value_set=repeated).to_numpy(zero_copy_only=False))
+    its ``record_id``. The ids (16 bytes each) are sorted as two uint64; only repeated ones are ranked."""
+    if len(keys) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ids = keys.record_id.view("<u8")  # (n, 2)
+    by_id = np.lexsort((ids[:, 1], ids[:, 0]))
+    ids = ids[by_id]
+    same = (ids[1:] == ids[:-1]).all(axis=1)  # each sorted id equal to the one before
+    repeated = np.r_[same, False] | np.r_[False, same]
+    members = by_id[repeated]
+    group = np.cumsum(np.r_[True, ~same])[repeated]  # the ids' numbers, in sorted order
+    del ids, by_id, same, repeated
     if not len(members):
         return members, members
-    group = pc.dictionary_encode(keys.record_id.take(pa.array(members))).indices.to_numpy()
     rank = np.empty(len(members), np.int64)
-    rank[rank_order(keys.take(members))] = np.arange(len(members))
+    rank[rank_order(keys, members)] = np.arange(len(members))
     order = np.lexsort((rank, group))  # each group's members, best first
     first = np.r_[True, group[order][1:] != group[order][:-1]]
     best = members[order][np.flatnonzero(first)[np.cumsum(first) - 1]]
@@ -178,7 +186,7 @@ def deduplicate(
     canonical = np.ones(len(keys), dtype=bool)
     canonical[exact] = False
     canon = np.flatnonzero(canonical)
-    canon = canon[rank_order(keys.take(canon))]  # indices into keys, in canonical-rank order
+    canon = canon[rank_order(keys, canon)]  # indices into keys, in canonical-rank order
     del canonical
     positions = keys.pos[canon]
     cjk = np.isin(keys.lang[canon], [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])

@@ -12,6 +12,9 @@ import hashlib
 import re
 import unicodedata
 
+import numpy as np
+import pyarrow as pa
+
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -27,3 +30,35 @@ def dedup_key(text: str) -> str:
 def record_id(key: str) -> str:
     """A stable 128-bit id (hex) of the dedup key: the same text gives the same id in every run."""
     return hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest()
+
+
+ID_BYTES = 16
+_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
+_NIBBLE = np.full(256, 255, np.uint8)  # a hex digit's value; 255 for any other byte
+_NIBBLE[_HEX] = np.arange(16, dtype=np.uint8)
+
+
+def id_bytes(ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Record ids (32 lower-case hex digits, ``record_id``) as the 16 bytes they spell: one uint8 row an id,
+    16 bytes where Arrow holds 36. Anything else raises ``ValueError``."""
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    if ids.null_count:
+        raise ValueError("a record_id is null")
+    try:
+        fixed = ids.cast(pa.binary(2 * ID_BYTES))  # one buffer of digits, no offsets
+    except pa.ArrowInvalid as exc:
+        raise ValueError("a record_id is not 32 characters long") from exc
+    digits = np.frombuffer(fixed.buffers()[1], np.uint8, 2 * ID_BYTES * len(ids), 2 * ID_BYTES * fixed.offset)
+    nibbles = _NIBBLE[digits].reshape(-1, 2 * ID_BYTES)
+    if (nibbles == 255).any():
+        raise ValueError("a record_id is not lower-case hex")
+    return nibbles[:, 0::2] << 4 | nibbles[:, 1::2]
+
+
+def id_strings(raw: np.ndarray) -> pa.Array:
+    """The inverse of ``id_bytes``: the ids as an Arrow string array, built from one buffer of digits."""
+    digits = np.empty((len(raw), 2 * ID_BYTES), np.uint8)
+    digits[:, 0::2], digits[:, 1::2] = _HEX[raw >> 4], _HEX[raw & 15]
+    offsets = np.arange(0, digits.size + 1, 2 * ID_BYTES, dtype=np.int32)
+    return pa.StringArray.from_buffers(len(raw), pa.py_buffer(offsets), pa.py_buffer(digits))

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus_hygiene.dedup.keys import ID_BYTES, id_bytes, id_strings
 from corpus_hygiene.models import FileResult, Record, Rejected
 
 # the Record fields as stored: the output table's type where the records table has the column
@@ -118,7 +119,7 @@ class Keys(Sequence):
     ``Keys[i]`` is the ``RecordKey`` of one; ``take`` a subset in a given order."""
 
     pos: np.ndarray  # int64: each record's position in the store
-    record_id: pa.Array
+    record_id: np.ndarray  # the 16 bytes each id spells (dedup.keys.id_bytes), one uint8 row a record
     source_file: np.ndarray  # codes into files.values
     source_line: np.ndarray
     n_fixes: np.ndarray
@@ -133,7 +134,7 @@ class Keys(Sequence):
         files, langs = Codes(), Codes()
         return cls(
             np.arange(len(records), dtype=np.int64),
-            pa.array([r.record_id for r in records], pa.string()),
+            id_bytes(pa.array([r.record_id for r in records], pa.string())),
             files.encode(pa.array([r.source_file for r in records], pa.string())),
             np.array([r.source_line for r in records], np.int32),
             np.array([r.n_fixes for r in records], np.int32),
@@ -151,7 +152,7 @@ class Keys(Sequence):
             return self.take(np.arange(*i.indices(len(self))))
         return RecordKey(
             int(self.pos[i]),
-            self.record_id[i].as_py(),
+            bytes(self.record_id[i]).hex(),
             self.files.values[self.source_file[i]],
             int(self.source_line[i]),
             int(self.n_fixes[i]),
@@ -164,7 +165,7 @@ class Keys(Sequence):
         at = np.asarray(indices, np.int64)
         return Keys(
             self.pos[at],
-            self.record_id.take(pa.array(at)),
+            self.record_id[at],
             self.source_file[at],
             self.source_line[at],
             self.n_fixes[at],
@@ -184,7 +185,7 @@ class Keys(Sequence):
     def arrow(self, name: str) -> pa.Array:
         """Column ``name`` (a ``RecordKey`` field) as an Arrow array."""
         if name == "record_id":
-            return self.record_id
+            return id_strings(self.record_id)
         if codes := self._codes(name):
             return codes.arrow(getattr(self, name))
         return pa.array(getattr(self, name))
@@ -392,7 +393,7 @@ class RecordStore:
         if self._keys is None or len(self._keys) != len(self):
             parts = list(zip(*self._key_parts, strict=True)) or [[]] * 6
             ids, numbers = parts[0], [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts[1:]]
-            ids = pa.concat_arrays(ids) if ids else pa.array([], pa.string())
+            ids = np.concatenate(ids) if ids else np.zeros((0, ID_BYTES), np.uint8)
             self._key_parts = [(ids, *numbers)]  # joined: the batches' columns go
             self._keys = Keys(np.arange(len(self), dtype=np.int64), ids, *numbers, self._files, self._langs)
         return self._keys
@@ -407,8 +408,7 @@ class RecordStore:
     def _read_keys(self, table: pa.Table) -> None:
         self._key_parts.append(
             (
-                # copies, not views of the mapped file: those would keep its pages
-                pc.take(table["record_id"], pa.array(np.arange(table.num_rows))).combine_chunks(),
+                id_bytes(table["record_id"]),  # new arrays: a view of the mapped file would keep its pages
                 self._files.encode(table["source_file"]),
                 table["source_line"].to_numpy().astype(np.int32),  # astype copies
                 pc.list_value_length(table["fixes"]).to_numpy().astype(np.int32),
