@@ -135,7 +135,7 @@ def process_on_dask(client, files: list, policy, cache: FileCache | None, store:
 # The near-duplicate search on the cluster (dedup/shuffle.py). Records are cut into at least
 # CHUNKS_PER_THREAD chunks a worker thread (so every thread has work), of at most CHUNK_RECORDS;
 # at most ROWS_IN_FLIGHT (record, band) rows travel at once (bands go in waves: docs/design.md §6).
-CHUNK_RECORDS = 50_000
+CHUNK_RECORDS = 25_000
 CHUNKS_PER_THREAD = 4
 ROWS_IN_FLIGHT = 4_000_000
 PAIRS_PER_TASK = 2_000  # verification tasks: many, so the workers finish together
