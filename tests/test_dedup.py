@@ -94,6 +94,16 @@ def test_an_id_that_is_not_32_hex_digits_is_refused(ids, message):
         id_bytes(pa.array(ids, pa.string()))
 
 
+@given(st.sets(st.integers(0, 40)), st.lists(st.integers(0, 40)), st.integers(1, 4))
+def test_lookup_finds_each_value_and_its_column_in_any_slice_size(keys, values, rows):
+    from corpus_hygiene.dedup.exact import lookup
+
+    keys = np.array(sorted(keys), np.int64)
+    found, doubled = lookup(keys, np.array(values, np.int64), 2 * keys, rows=rows)
+    assert found.tolist() == [v in set(keys.tolist()) for v in values]
+    assert doubled.tolist() == [2 * v if v in set(keys.tolist()) else 0 for v in values]
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), st.integers(1, 3)), max_size=30))
 def test_exact_groups_keep_the_best_ranked_record_of_each_id(rows):

@@ -151,13 +151,22 @@ def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     return members[order][~first], best[~first]
 
 
-def lookup(sorted_keys: np.ndarray, values: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Which ``values`` are in ``sorted_keys``, and ``columns`` (aligned with it) at each (0 where not)."""
-    if not len(sorted_keys):
-        return np.zeros(len(values), bool), *(np.zeros(len(values), c.dtype) for c in columns)
-    at = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
-    found = sorted_keys[at] == values
-    return found, *(np.where(found, c[at], 0) for c in columns)
+LOOKUP_ROWS = 1 << 16
+
+
+def lookup(
+    sorted_keys: np.ndarray, values: np.ndarray, *columns: np.ndarray, rows: int = LOOKUP_ROWS
+) -> tuple[np.ndarray, ...]:
+    """Which ``values`` are in ``sorted_keys``, and ``columns`` (aligned with it) at each (0 where not).
+    ``values`` are searched ``rows`` at a time: the search's temporaries stay that size."""
+    found, out = np.zeros(len(values), bool), [np.zeros(len(values), c.dtype) for c in columns]
+    for lo in range(0, len(values) if len(sorted_keys) else 0, rows):
+        part = values[lo : lo + rows]
+        at = np.minimum(np.searchsorted(sorted_keys, part), len(sorted_keys) - 1)
+        found[lo : lo + len(part)] = hit = sorted_keys[at] == part
+        for column, into in zip(columns, out, strict=True):
+            into[lo : lo + len(part)] = np.where(hit, column[at], 0)
+    return found, *out
 
 
 def deduplicate(

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.exact import lookup
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_keys, text_key
 from corpus_hygiene.wordlists import top_words
@@ -156,7 +157,7 @@ def arrow_slice(values: Sequence, records: slice, type_: pa.DataType) -> pa.Arra
     return pa.array(list(values[records]) if len(values) else [None] * (records.stop - records.start), type_)
 
 
-SIGNATURE_ROWS = 1 << 16
+SIGNATURE_ROWS = 1 << 14
 
 
 def signature_matrix(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()) -> np.ndarray:
@@ -401,11 +402,9 @@ def _record_candidates(memo: PairMemo, ids: np.ndarray, codes: np.ndarray) -> No
 
 def _positions(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """The index in ``ids`` of each of ``wanted`` (any shape), or -1 where it is not there."""
-    if not len(ids):
-        return np.full(wanted.shape, -1, np.int64)
     order = np.argsort(ids, kind="stable")
-    at = np.minimum(np.searchsorted(ids[order], wanted), len(ids) - 1)
-    return np.where(ids[order][at] == wanted, order[at], -1)
+    found, at = lookup(ids[order], wanted.ravel(), order)
+    return np.where(found, at, -1).reshape(wanted.shape)
 
 
 def _candidates_with_memo(
@@ -420,7 +419,7 @@ def _candidates_with_memo(
     (``fresh_candidate_pairs``) for the pairs with a text it did not (``incremental/pair_memo.py`` says
     why that is exact). ``ids``: the texts' ``index_keys``."""
     n = len(ids)
-    fresh = ~np.isin(ids, memo.indexed)
+    fresh = ~lookup(memo.indexed, ids)[0]
     where = np.flatnonzero(fresh)
     fresh_rows = signature_matrix(_take(texts, where), config, _take(signatures, where))
     new = fresh_candidate_pairs(signature_slices(texts, config, signatures), fresh, fresh_rows, config, cjk)

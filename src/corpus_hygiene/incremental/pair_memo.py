@@ -77,7 +77,7 @@ class PairMemo:
         self.known = known or {}
         self.used: dict[Key, float] = {}
         self.hits = 0
-        self.indexed = np.empty(0, INDEX_KEY) if indexed is None else indexed
+        self.indexed = np.empty(0, INDEX_KEY) if indexed is None else np.sort(indexed)  # binary-searched
         self.candidates = np.empty((0, 2), INDEX_KEY) if candidates is None else candidates
         self.next_indexed = np.empty(0, INDEX_KEY)
         self.next_candidates = np.empty((0, 2), INDEX_KEY)
