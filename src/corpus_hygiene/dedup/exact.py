@@ -123,7 +123,6 @@ def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
     at = slice(None) if at is None else at
     lengths, inverse = np.unique(keys.n_chars[at], return_inverse=True)
     steps = np.array([length_step(int(n)) for n in lengths], np.int32)[inverse]  # math.log, as length_step
-    del inverse
     files = keys.files.ranks()[keys.source_file[at]]
     return np.lexsort((keys.source_line[at], files, -steps, keys.n_fixes[at]))
 
@@ -146,9 +145,10 @@ def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(len(members), np.int64)
     rank[rank_order(keys, members)] = np.arange(len(members))
     order = np.lexsort((rank, group))  # each group's members, best first
-    first = np.r_[True, group[order][1:] != group[order][:-1]]
-    best = members[order][np.flatnonzero(first)[np.cumsum(first) - 1]]
-    return members[order][~first], best[~first]
+    members, group = members[order], group[order]
+    first = np.r_[True, group[1:] != group[:-1]]
+    best = members[np.flatnonzero(first)[np.cumsum(first) - 1]]
+    return members[~first], best[~first]
 
 
 LOOKUP_ROWS = 1 << 16
