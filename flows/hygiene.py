@@ -62,7 +62,7 @@ from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock, lock_path
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
-from corpus_hygiene.settings import return_freed_memory
+from corpus_hygiene.settings import return_freed_memory, trim_freed_memory
 
 NO_CACHE_TASK = {"cache_policy": NO_CACHE}  # the per-file cache is ours (incremental/), keyed on content
 
@@ -252,6 +252,7 @@ def _hygiene(
             if use_dask(todo, workers, dask_address):
                 client = cluster.enter_context(dask_client(workers, dask_address))
             results = process_all(discovery.files, cached, todo, policy, cache, client, timed, store)
+            trim_freed_memory()  # the batches' and cache entries' buffers, freed among the results
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
             memo = load_memo(memo_file) if memo_file else None
             log_once(logger, [*(cache.problems if cache else []), memo.problem if memo else None])
@@ -277,6 +278,7 @@ def _hygiene(
     except (InputRootError, AccountingError, PolicyError, ClusterLost, StagingError) as exc:
         return failed(str(exc))
 
+    trim_freed_memory()  # the search's buffers: the gates' slices come on top of what stays
     staged = stage_version(dataset_dir, run_id)
     checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()
     gates = timed("gates", check_gates_and_stage, quote(asm), policy, quote(staged), quote(checked))

@@ -51,6 +51,17 @@ def return_freed_memory() -> bool:
         return False
 
 
+def trim_freed_memory() -> bool:
+    """Hand glibc's free heap pages back to the system (``malloc_trim``); False where the C library is not
+    glibc. For the seams between a run's stages: freed blocks that a stage's long-lived ones sit above stay
+    in the heap, where glibc does not unmap them by itself."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def apply_defaults(*, ephemeral: bool, environ: dict | None = None) -> None:
     """Set our defaults in ``environ`` (``os.environ`` unless given). ``ephemeral``: this process may
     start Prefect's ephemeral server (no PREFECT_API_URL and none started for it)."""

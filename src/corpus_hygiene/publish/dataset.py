@@ -126,7 +126,7 @@ def _fsync_dir(path: Path) -> None:
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_dictionary": True}
 # Rows converted to Arrow (and pandas, for the gates) at a time, and so a Parquet row group: the
 # gates' memory above the rest of the run's is a few slices of this size (docs/design.md §6).
-ROW_GROUP = 16_384
+ROW_GROUP = 8_192
 
 
 def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterator[pa.Table]:
