@@ -170,15 +170,17 @@ print(rss() - before)
 """
 
 
+def _megabytes_held(script: str, mode: str) -> int:
+    """What ``script`` prints run in a fresh process with ``mode`` as its argument: the MB it holds."""
+    return int(subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True,
+                              check=True).stdout)  # fmt: skip
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's allocator")
 def test_freed_large_arrays_go_back_to_the_system_with_the_fixed_mmap_threshold():
     """Half of 100 arrays of 1 MB freed: glibc keeps them in its heap after its threshold rose; with
     ``return_freed_memory`` they are unmapped (the process holds ~50 MB, not ~100)."""
-    held = {
-        mode: int(subprocess.run([sys.executable, "-c", _HEAP, mode], capture_output=True, text=True,
-                                 check=True).stdout)
-        for mode in ("glibc", "fixed")
-    }  # fmt: skip
+    held = {mode: _megabytes_held(_HEAP, mode) for mode in ("glibc", "fixed")}
     assert held["glibc"] >= 90 and held["fixed"] <= 60
 
 
@@ -201,11 +203,7 @@ print(rss() - before)
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's allocator")
 def test_trim_hands_back_freed_heap_blocks_that_live_ones_sit_above():
     """100 MB of 64 KB blocks freed between live 1 KB ones: glibc keeps them; trimmed, they go back."""
-    held = {
-        mode: int(subprocess.run([sys.executable, "-c", _HOLES, mode], capture_output=True, text=True,
-                                 check=True).stdout)
-        for mode in ("keep", "trim")
-    }  # fmt: skip
+    held = {mode: _megabytes_held(_HOLES, mode) for mode in ("keep", "trim")}
     assert held["keep"] >= 70 and held["trim"] <= 20
 
 
