@@ -43,22 +43,27 @@ MMAP_THRESHOLD = 128 << 10
 M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 
 
+def _glibc():
+    """glibc's allocator calls, or None where the C library is not glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
 def return_freed_memory() -> bool:
     """Fix glibc's mmap threshold for this process; False where the C library is not glibc."""
-    try:
-        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-    except (OSError, AttributeError):
-        return False
+    return bool((libc := _glibc()) and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def trim_freed_memory() -> bool:
     """Hand glibc's free heap pages back to the system (``malloc_trim``); False where the C library is not
     glibc. For the seams between a run's stages: freed blocks that a stage's long-lived ones sit above stay
     in the heap, where glibc does not unmap them by itself."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
+    if (libc := _glibc()) is None:
         return False
+    libc.malloc_trim(0)
     return True
 
 
