@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,8 +14,8 @@ import pyarrow.compute as pc
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
-from corpus_hygiene.dedup.exact import lookup
-from corpus_hygiene.pipeline.rows import provenance_numbers, string_keys
+from corpus_hygiene.pipeline.rows import STRING_KEY, provenance_numbers, string_keys
+from corpus_hygiene.pipeline.spill import PARTS, Spill
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,34 +32,35 @@ def _slices(table) -> Iterable:
     return [table] if isinstance(table, pd.DataFrame | pa.Table) else table
 
 
-class _Seen:
-    """The values of the slices before, as one sorted numpy array of keys (``rows.string_keys``): a new
-    slice is looked up by binary search and then merged in, so a slice costs its own size and one copy
-    of the array, not a scan of every earlier value; a Python set would hold an object a value."""
+class _Repeats:
+    """Which rows repeat the value of a row in an earlier slice, found once every slice is in. Each
+    slice's keys go to disk with their row numbers (``spill.Spill``) and are compared a part at a time,
+    so the gates hold one part of a column's values, not all of them."""
 
-    def __init__(self, keys: Callable[[Sequence], np.ndarray] = string_keys) -> None:
-        self._keys, self._sorted = keys, keys([])
+    def __init__(self, key: np.dtype, folder: Path | None = None, parts: int = PARTS) -> None:
+        self._spill = Spill(np.dtype([("key", key), ("row", "<i8")]), folder, parts)
+        self._starts: list[int] = []  # each slice's first row
 
-    def add(self, values) -> np.ndarray:
-        """Which of ``values`` an earlier slice holds; then they are held too."""
-        keys = self._keys(values)
-        found = lookup(self._sorted, keys)[0]
-        keys.sort()
-        self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, keys), keys)
-        return found
+    def add(self, keys: np.ndarray, first_row: int) -> None:
+        """A slice's keys, its rows numbered from ``first_row`` (after the slices before)."""
+        if len(keys):
+            rows = np.empty(len(keys), self._spill.dtype)
+            rows["key"], rows["row"] = keys, np.arange(first_row, first_row + len(keys))
+            self._spill.add(rows)
+            self._starts.append(first_row)
 
-
-class _SeenProvenances(_Seen):
-    """Provenances as one int64 each (the file's number in this table, then the line): a path a row
-    would hold the table's paths over again."""
-
-    def __init__(self) -> None:
-        super().__init__(lambda values: np.asarray(values, np.int64))
-        self._files: dict[str, int] = {}
-
-    def add_rows(self, files: list, lines: list) -> np.ndarray:
-        lines = [-1 if pd.isna(line) else line for line in lines]  # a missing line: one value of its own
-        return self.add(provenance_numbers(files, lines, self._files))
+    def found(self) -> tuple[np.ndarray, int]:
+        """The rows whose value a row of an earlier slice holds, in order; and how many rows repeat an
+        earlier row of any slice (rows less distinct values)."""
+        starts, earlier, repeats = np.array(self._starts, np.int64), [np.zeros(0, np.int64)], 0
+        for part in self._spill.parts():
+            part = part[np.lexsort((part["row"], part["key"]))]
+            first = np.r_[True, part["key"][1:] != part["key"][:-1]]  # a value's first row
+            repeats += len(part) - int(first.sum())
+            slice_of = np.searchsorted(starts, part["row"], "right") - 1
+            earlier.append(part["row"][slice_of > slice_of[first][np.cumsum(first) - 1]])
+        self._spill.remove()
+        return np.sort(np.concatenate(earlier)), repeats
 
 
 def schema_failures(frames: Frames) -> list[str]:
@@ -66,10 +68,13 @@ def schema_failures(frames: Frames) -> list[str]:
     return _validate(frames)[0]
 
 
-def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> tuple[list[str], int]:
+def _validate(
+    frames: Frames, checked_before: frozenset[str] = frozenset(), scratch: Path | None = None
+) -> tuple[list[str], int]:
     """The contract violations, and how many record_id values repeat. A table given in slices is
     validated a slice at a time; the two checks that span rows (record_id unique, one row per
-    provenance) are then also made across slices.
+    provenance) are then also made across slices, over keys spilled to ``scratch`` (a temporary folder
+    when ``None``).
 
     ``checked_before``: source files whose record rows passed every row-level check in a published run
     under the same code and policy (``FileCache.contract_checked``). Given records as Arrow slices,
@@ -81,7 +86,7 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
     known = pa.array(sorted(checked_before), pa.string()) if checked_before else None
     for name, model in TABLE_MODELS.items():
         offset, found = 0, 0
-        ids, refs = _Seen(), _SeenProvenances()
+        across = _AcrossRows(scratch) if name == "records" else None
         for piece in _slices(frames[name]):
             frame, keys, trusted = _split(piece, known if name == "records" else None)
             try:
@@ -95,38 +100,52 @@ def _validate(frames: Frames, checked_before: frozenset[str] = frozenset()) -> t
                         f"(value {str(case['failure_case'])[:60]!r})"
                     )
                 found += len(cases)
-            if name == "records" and len(keys):
-                more, repeats = _across_rows(keys, trusted, ids, refs, offset)
-                lines += more
-                repeated_ids += repeats
+            if across is not None and len(keys):
+                lines += across.add(keys, trusted, offset)
             offset += len(keys)
             del piece, frame, keys  # not alive while the next slice is made
         if found > 50:
             lines.append(f"{name}: … {found - 50} more failures")
+        if across is not None:
+            more, repeated_ids = across.found()
+            lines += more
     return lines, repeated_ids
 
 
-def _across_rows(
-    keys: pd.DataFrame, trusted, ids: _Seen, refs: _SeenProvenances, offset: int
-) -> tuple[list[str], int]:
-    """The checks that span rows, for one slice's key columns against the slices before (``ids`` and
-    ``refs`` grow): record_id unique, one row per provenance; and, where pandera saw only some rows
-    (``trusted`` is not None), repeats within the slice and dup_count of the rows it did not see."""
-    # columns as lists first: iterating an Arrow-backed pandas column makes a scalar at a time
-    files, source_lines = keys["source_file"].tolist(), keys["source_line"].tolist()
-    earlier = pd.Series(ids.add(keys["record_id"].tolist()), index=keys.index)
-    repeated = int((keys["record_id"].duplicated() | earlier).sum())
-    seen = pd.Series(refs.add_rows(files, source_lines), index=keys.index)
-    if trusted is None:  # within the slice, pandera saw the repeats
-        return _across("record_id unique", earlier, offset) + _across(
-            "provenance_unique", seen, offset
-        ), repeated
-    earlier |= _unseen_repeats(keys, ["record_id"], trusted)
-    seen |= _unseen_repeats(keys, ["source_file", "source_line"], trusted)
-    lines = _across("dup_count_matches_also_in", trusted & ~_dup_count_ok(keys), offset, "not len(also_in)")
-    lines += _across("record_id unique", earlier, offset, "repeats an earlier row")
-    lines += _across("provenance_unique", seen, offset, "repeats an earlier row")
-    return lines, repeated
+class _AcrossRows:
+    """The checks that span the records' rows: record_id unique, one row per provenance; and, where
+    pandera saw only some rows of a slice (``trusted`` is not None), repeats within the slice and
+    dup_count of the rows it did not see."""
+
+    def __init__(self, scratch: Path | None) -> None:
+        self.ids, self.refs = _Repeats(STRING_KEY, scratch), _Repeats(np.dtype("<i8"), scratch)
+        self._files: dict[str, int] = {}  # a file's number in the provenance keys
+        self._unseen_ids, self._unseen_refs = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        self._why = "repeats an earlier slice"  # pandera reports the repeats within a slice it saw
+
+    def add(self, keys: pd.DataFrame, trusted, offset: int) -> list[str]:
+        """One slice's key columns, its rows numbered from ``offset``; the failures found in it alone."""
+        # columns as lists first: iterating an Arrow-backed pandas column makes a scalar at a time
+        lines = [-1 if pd.isna(n) else n for n in keys["source_line"].tolist()]  # missing: its own value
+        self.ids.add(string_keys(keys["record_id"].tolist()), offset)
+        self.refs.add(provenance_numbers(keys["source_file"].tolist(), lines, self._files), offset)
+        if trusted is None:
+            return []
+        self._why = "repeats an earlier row"
+        self._unseen_ids.append(np.flatnonzero(_unseen_repeats(keys, ["record_id"], trusted)) + offset)
+        unseen_refs = _unseen_repeats(keys, ["source_file", "source_line"], trusted)
+        self._unseen_refs.append(np.flatnonzero(unseen_refs) + offset)
+        failed = np.flatnonzero(trusted & ~_dup_count_ok(keys)) + offset
+        return _across("dup_count_matches_also_in", failed, "not len(also_in)")
+
+    def found(self) -> tuple[list[str], int]:
+        """The failures across slices, once every slice is in; and how many rows repeat a record_id."""
+        earlier_ids, repeated = self.ids.found()
+        earlier_refs, _ = self.refs.found()
+        ids = np.union1d(earlier_ids, np.concatenate(self._unseen_ids))
+        refs = np.union1d(earlier_refs, np.concatenate(self._unseen_refs))
+        lines = _across("record_id unique", ids, self._why) + _across("provenance_unique", refs, self._why)
+        return lines, repeated
 
 
 def _unseen_repeats(keys: pd.DataFrame, columns: list[str], trusted: pd.Series) -> pd.Series:
@@ -167,20 +186,23 @@ def _dup_count_ok(keys: pd.DataFrame) -> pd.Series:
     return (counts >= 0).fillna(False) & (counts == keys["also_in"].map(len)).fillna(False)
 
 
-def _across(check: str, failed: pd.Series, offset: int, why: str = "repeats an earlier slice") -> list[str]:
-    return [f"records.*: {check} failed at row {i + offset} ({why})" for i in
-            failed[failed.to_numpy()].index[:50]]  # fmt: skip
+def _across(check: str, rows: np.ndarray, why: str) -> list[str]:
+    return [f"records.*: {check} failed at row {i} ({why})" for i in rows[:50].tolist()]
 
 
 def evaluate_gates(
-    counts: dict[str, int], frames: Frames, policy: Policy, checked_before: frozenset[str] = frozenset()
+    counts: dict[str, int],
+    frames: Frames,
+    policy: Policy,
+    checked_before: frozenset[str] = frozenset(),
+    scratch: Path | None = None,
 ) -> list[GateResult]:
     g = policy.gates
     ingested = max(1, counts["ingested"])
     q_share = counts["quarantined"] / ingested
     d_share = counts["duplicates"] / ingested
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
-    schema, dup_ids = _validate(frames, checked_before)
+    schema, dup_ids = _validate(frames, checked_before, scratch)
     return [
         GateResult(
             "not_empty",
@@ -216,16 +238,23 @@ def evaluate_gates(
     ]
 
 
-def gate_and_stage(asm, policy: Policy, staged=None, checked_before: frozenset[str] = frozenset()):
+def gate_and_stage(
+    asm,
+    policy: Policy,
+    staged=None,
+    checked_before: frozenset[str] = frozenset(),
+    scratch: Path | None = None,
+):
     """The gates over the assembled tables, a slice at a time, each slice also written to the ``staged``
-    version's Parquet file (``publish.dataset.staged_slices``). When writing fails, the staged version
-    is discarded and the gates read the rows alone (publishing then writes the tables)."""
+    version's Parquet file (``publish.dataset.staged_slices``); ``scratch``: where the keys of the checks
+    across rows are spilled. When writing the version fails, it is discarded and the gates read the rows
+    alone (publishing then writes the tables)."""
     from corpus_hygiene.publish.dataset import staged_slices
 
     tables = asm.tables()
     if staged is not None:
         try:
-            return evaluate_gates(asm.counts, staged_slices(tables, staged), policy, checked_before)
+            return evaluate_gates(asm.counts, staged_slices(tables, staged), policy, checked_before, scratch)
         except OSError:
             staged.discard()
-    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before)
+    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before, scratch)

@@ -281,7 +281,14 @@ def _hygiene(
     trim_freed_memory()  # the search's buffers: the gates' slices come on top of what stays
     staged = stage_version(dataset_dir, run_id)
     checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()
-    gates = timed("gates", check_gates_and_stage, quote(asm), policy, quote(staged), quote(checked))
+    try:
+        gates = timed(
+            "gates", check_gates_and_stage, quote(asm), policy, quote(staged), quote(checked), store.folder
+        )
+    except StagingError as exc:  # the keys compared across rows could not be spilled
+        if staged is not None:
+            staged.discard()
+        return failed(str(exc))
     metrics = build_metrics(
         run_id=run_id,
         input_dir=input_dir,

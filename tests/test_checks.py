@@ -405,28 +405,55 @@ def test_contact_details_are_kept_by_default_and_quarantined_when_the_policy_say
     assert "ada@" not in failure.detail
 
 
-@given(st.lists(st.lists(st.sampled_from(["a", "b", "é", "", None]), max_size=8), max_size=5))
-def test_seen_finds_exactly_the_values_of_earlier_slices(slices):
-    """Every row of a value an earlier slice held, repeats and nulls included; nothing else."""
-    from corpus_hygiene.checks.gates import _Seen
-
-    seen, earlier = _Seen(), set()
+def _found_by_sets(slices) -> tuple[list[int], int]:
+    """The rows whose value an earlier slice holds, and the rows less the distinct values: by sets."""
+    earlier, rows, row = set(), [], 0
     for values in slices:
-        assert seen.add(values).tolist() == [v in earlier for v in values]
+        rows += [row + i for i, v in enumerate(values) if v in earlier]
         earlier |= set(values)
+        row += len(values)
+    return rows, row - len(earlier)
+
+
+VALUES = st.lists(st.lists(st.sampled_from(["a", "b", "é", "", None]), max_size=8), max_size=5)
+
+
+@given(VALUES, st.integers(1, 4))
+def test_repeats_finds_exactly_the_rows_of_values_of_earlier_slices(slices, parts):
+    """Every row of a value an earlier slice held, repeats and nulls included; nothing else; and the
+    rows that repeat any earlier row. Whatever the number of parts the keys are spilled in."""
+    from corpus_hygiene.checks.gates import _Repeats
+    from corpus_hygiene.pipeline.rows import STRING_KEY, string_keys
+
+    repeats, row = _Repeats(STRING_KEY, parts=parts), 0
+    for values in slices:
+        repeats.add(string_keys(values), row)
+        row += len(values)
+    rows, repeated = repeats.found()
+    assert (rows.tolist(), repeated) == _found_by_sets(slices)
 
 
 PROVENANCE = st.tuples(st.sampled_from(["a.txt", "b/é.txt", ""]), st.sampled_from([0, 1, 2**31 - 1, None]))
 
 
 @given(st.lists(st.lists(PROVENANCE, max_size=8), max_size=5))
-def test_seen_provenances_finds_exactly_the_file_and_line_pairs_of_earlier_slices(slices):
+def test_provenances_repeat_as_file_and_line_pairs(slices):
     """A provenance is its file and line, as numbers: the same pair is found, a line of another file is
     not; a missing line is a value of its own."""
-    from corpus_hygiene.checks.gates import _SeenProvenances
+    import pandas as pd
 
-    seen, earlier = _SeenProvenances(), set()
+    from corpus_hygiene.checks.gates import _AcrossRows
+
+    across, row = _AcrossRows(None), 0
     for rows in slices:
-        files, lines = [f for f, _ in rows], [line for _, line in rows]
-        assert seen.add_rows(files, lines).tolist() == [row in earlier for row in rows]
-        earlier |= set(rows)
+        ids = [f"{row + i:032x}" for i in range(len(rows))]
+        keys = pd.DataFrame(
+            {"record_id": ids, "source_file": [f for f, _ in rows], "source_line": [n for _, n in rows]}
+        )
+        assert across.add(keys, None, row) == []
+        row += len(rows)
+    lines, repeated = across.found()
+    expected = _found_by_sets([[(f, -1 if n is None else n) for f, n in rows] for rows in slices])[0]
+    why = "repeats an earlier slice"
+    assert lines == [f"records.*: provenance_unique failed at row {i} ({why})" for i in expected[:50]]
+    assert repeated == 0

@@ -1,0 +1,62 @@
+"""Rows spilled to disk in parts by a hash of their key, read back a part at a time: a step that only
+compares rows of equal key (repeats, groups) holds one part of them, not all of them."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from corpus_hygiene.pipeline.staging import StagingError
+
+PARTS = 64  # 100M rows of 24 bytes: ~38 MB a part
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: keys that differ in low bits spread evenly
+
+
+def part_of(keys: np.ndarray, parts: int) -> np.ndarray:
+    """Each key's part: its first 8 bytes (zero-padded), mixed. Equal keys share a part; a key's part
+    depends on nothing else."""
+    raw = np.ascontiguousarray(keys).view(np.uint8).reshape(len(keys), -1)[:, :8]
+    head = np.zeros((len(keys), 8), np.uint8)
+    head[:, : raw.shape[1]] = raw
+    mixed = head.view("<u8").ravel() * _MIX  # wraps: the product's high bits are the hash
+    return ((mixed >> np.uint64(32)) % np.uint64(parts)).astype(np.int64)
+
+
+class Spill:
+    """Rows of a numpy structured ``dtype`` with a ``key`` field, appended to one of ``parts`` files
+    in a folder made in ``folder`` (removed by ``remove``, or when the spill is collected)."""
+
+    def __init__(self, dtype: np.dtype, folder: Path | str | None = None, parts: int = PARTS) -> None:
+        try:
+            self.folder = Path(tempfile.mkdtemp(prefix="spill-", dir=folder))
+        except OSError as exc:
+            raise StagingError(f"cannot spill rows to {folder}: {exc.strerror or exc}") from exc
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self.dtype, self._parts = np.dtype(dtype), parts
+
+    def remove(self) -> None:
+        self._cleanup()
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append ``rows`` (of ``dtype``), each to its key's part, in their order."""
+        part = part_of(rows["key"], self._parts)
+        order = np.argsort(part, kind="stable")
+        bounds = np.searchsorted(part[order], np.arange(self._parts + 1))
+        try:
+            for p in np.flatnonzero(np.diff(bounds)).tolist():
+                with open(self.folder / f"{p}.bin", "ab") as fh:
+                    rows[order[bounds[p] : bounds[p + 1]]].astype(self.dtype, copy=False).tofile(fh)
+        except OSError as exc:
+            raise StagingError(f"cannot spill rows to {self.folder}: {exc.strerror or exc}") from exc
+
+    def parts(self) -> Iterator[np.ndarray]:
+        """Each part's rows, in the order they were added; every row of a key is in the same part."""
+        for p in range(self._parts):
+            path = self.folder / f"{p}.bin"
+            if path.exists():
+                yield np.fromfile(path, self.dtype)
