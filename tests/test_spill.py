@@ -42,8 +42,9 @@ def test_keys_that_differ_only_in_low_bits_still_spread_over_the_parts():
 def test_a_folder_that_cannot_be_written_is_a_clear_error(tmp_path):
     (tmp_path / "a_file").write_text("")
     with pytest.raises(StagingError, match=r"cannot spill rows to .*a_file: Not a directory"):
-        Spill(ROW, tmp_path / "a_file")
+        Spill(ROW, tmp_path / "a_file").add(_rows([b"a"]))
     spill = Spill(ROW, tmp_path)
+    spill.add(_rows([b"a"]))
     shutil.rmtree(spill.folder)  # the disk went away under the run
     with pytest.raises(StagingError, match="cannot spill rows to .*: No such file or directory"):
         spill.add(_rows([b"a"]))

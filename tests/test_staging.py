@@ -45,9 +45,16 @@ def test_staged_columns_read_back_equal_to_the_records_in_any_order(batches, rng
         assert [(r.source, r.rejected, r.records) for r in back] == [(r.source, [], []) for r in batch]
     assert len(store) == len(records)
     assert list(store.keys) == [
-        RecordKey(i, r.record_id, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)
+        RecordKey(i, r.source_file, r.source_line, len(r.fixes), len(r.text), r.lang)
         for i, r in enumerate(records)
     ]
+    assert store.keys.values("record_id") == [r.record_id for r in records]
+    ids = sorted(
+        (k.ljust(16, b"\0").hex(), int(p))
+        for part in store.id_parts()
+        for k, p in zip(part["key"], part["pos"], strict=True)
+    )
+    assert ids == sorted((r.record_id, i) for i, r in enumerate(records))
     order = list(range(len(records)))
     rng.shuffle(order)
     for f in fields(Record):

@@ -128,18 +128,19 @@ def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
 
 
 def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
-    """Exact duplicates (indices into ``keys``) and the canonical of each: the best-ranked record of
-    its ``record_id``. The ids (16 bytes each) are sorted as two uint64; only repeated ones are ranked."""
-    if len(keys) < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    ids = keys.record_id.view("<u8")  # (n, 2)
-    by_id = np.lexsort((ids[:, 1], ids[:, 0]))
-    ids = ids[by_id]
-    same = (ids[1:] == ids[:-1]).all(axis=1)  # each sorted id equal to the one before
-    repeated = np.r_[same, False] | np.r_[False, same]
-    members = by_id[repeated]
-    group = np.cumsum(np.r_[True, ~same])[repeated]  # the ids' numbers, in sorted order
-    del ids, by_id, same, repeated
+    """Exact duplicates (indices into ``keys``, all of their store's) and the canonical of each: the
+    best-ranked record of its ``record_id``. The ids are read from the store a part at a time (every copy
+    of an id is in one part) and sorted; only repeated ones are ranked."""
+    found, group, groups = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
+    for part in keys.store.id_parts():
+        part = part[np.argsort(part["key"], kind="stable")]
+        same = part["key"][1:] == part["key"][:-1]  # each sorted id equal to the one before
+        repeated = np.r_[same, False] | np.r_[False, same]
+        found.append(part["pos"][repeated])
+        group.append(groups + np.cumsum(np.r_[True, ~same])[repeated])  # the ids' numbers, sorted
+        groups += len(part) + 1
+    members, group = np.concatenate(found), np.concatenate(group)
+    del found
     if not len(members):
         return members, members
     rank = np.empty(len(members), np.int64)

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_hygiene.pipeline.staging import StagingError
-
 PARTS = 64  # 100M rows of 24 bytes: ~38 MB a part
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: keys that differ in low bits spread evenly
+
+
+class StagingError(Exception):
+    """The staging folder cannot be made or written (a full or read-only disk): the run stops."""
 
 
 def part_of(keys: np.ndarray, parts: int) -> np.ndarray:
@@ -29,34 +31,39 @@ def part_of(keys: np.ndarray, parts: int) -> np.ndarray:
 
 class Spill:
     """Rows of a numpy structured ``dtype`` with a ``key`` field, appended to one of ``parts`` files
-    in a folder made in ``folder`` (removed by ``remove``, or when the spill is collected)."""
+    in a folder made in ``folder`` by the first ``add`` (removed by ``remove``, or when the spill is
+    collected)."""
 
     def __init__(self, dtype: np.dtype, folder: Path | str | None = None, parts: int = PARTS) -> None:
-        try:
-            self.folder = Path(tempfile.mkdtemp(prefix="spill-", dir=folder))
-        except OSError as exc:
-            raise StagingError(f"cannot spill rows to {folder}: {exc.strerror or exc}") from exc
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self.dtype, self._parts = np.dtype(dtype), parts
+        self.dtype, self._parts, self._in = np.dtype(dtype), parts, folder
+        self.folder: Path | None = None
+        self._cleanup = None
 
     def remove(self) -> None:
-        self._cleanup()
+        if self._cleanup is not None:
+            self._cleanup()
 
     def add(self, rows: np.ndarray) -> None:
         """Append ``rows`` (of ``dtype``), each to its key's part, in their order."""
+        if not len(rows):
+            return
         part = part_of(rows["key"], self._parts)
         order = np.argsort(part, kind="stable")
         bounds = np.searchsorted(part[order], np.arange(self._parts + 1))
         try:
+            if self.folder is None:
+                self.folder = Path(tempfile.mkdtemp(prefix="spill-", dir=self._in))
+                self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
             for p in np.flatnonzero(np.diff(bounds)).tolist():
                 with open(self.folder / f"{p}.bin", "ab") as fh:
                     rows[order[bounds[p] : bounds[p + 1]]].astype(self.dtype, copy=False).tofile(fh)
         except OSError as exc:
-            raise StagingError(f"cannot spill rows to {self.folder}: {exc.strerror or exc}") from exc
+            where = self.folder or self._in or tempfile.gettempdir()
+            raise StagingError(f"cannot spill rows to {where}: {exc.strerror or exc}") from exc
 
     def parts(self) -> Iterator[np.ndarray]:
         """Each part's rows, in the order they were added; every row of a key is in the same part."""
-        for p in range(self._parts):
+        for p in range(self._parts if self.folder is not None else 0):
             path = self.folder / f"{p}.bin"
             if path.exists():
                 yield np.fromfile(path, self.dtype)

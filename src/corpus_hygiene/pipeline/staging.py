@@ -3,7 +3,8 @@
 A batch's records are packed into the bytes of one Arrow IPC file where they are made (``pack``: on a
 Dask worker, or in the flow), every field included, text and signature, and its rejected paragraphs
 into another; the flow writes them to the store as they arrive and keeps their ``Keys``, as columns:
-what exact dedup, the canonical rank and the provenance order need, and the quarantine's order. The
+what the canonical rank and the provenance order need, and the quarantine's order; their ids go to
+disk again, spilled by hash (``spill.py``), for exact dedup to group a part at a time. The
 global stages read the other columns back by position (``take``), a slice at a time: the near-duplicate
 search its texts and signatures, the gates and the Parquet files their rows, the report a few texts.
 The files are memory-mapped only while a slice is read from them, so the pages read do not stay in
@@ -24,8 +25,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_hygiene.dedup.keys import ID_BYTES, id_bytes, id_strings
+from corpus_hygiene.dedup.keys import id_bytes
 from corpus_hygiene.models import FileResult, Record, Rejected
+from corpus_hygiene.pipeline.spill import Spill, StagingError
 
 # the Record fields as stored: the output table's type where the records table has the column
 STAGED_SCHEMA = pa.schema(
@@ -68,6 +70,7 @@ REJECTED_SCHEMA = pa.schema(
 )
 assert REJECTED_SCHEMA.names == [f.name for f in fields(Rejected)], "every Rejected field, in order"
 READ_ROWS = 65_536  # rows read back at a time when a whole column is iterated
+ID_ROW = np.dtype([("key", "S16"), ("pos", "<i8")])  # a record's id as its 16 bytes, and its position
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,6 @@ class RecordKey:
     identity, canonical rank (``dedup.exact.canonical_rank``) and CJK flag."""
 
     pos: int
-    record_id: str
     source_file: str
     source_line: int
     n_fixes: int
@@ -119,7 +121,6 @@ class Keys(Sequence):
     ``Keys[i]`` is the ``RecordKey`` of one; ``take`` a subset in a given order."""
 
     pos: np.ndarray  # int64: each record's position in the store
-    record_id: np.ndarray  # the 16 bytes each id spells (dedup.keys.id_bytes), one uint8 row a record
     source_file: np.ndarray  # codes into files.values
     source_line: np.ndarray
     n_fixes: np.ndarray
@@ -127,22 +128,15 @@ class Keys(Sequence):
     lang: np.ndarray  # codes into langs.values
     files: Codes
     langs: Codes
+    store: RecordStore  # where the records are staged: their ids are read from it
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> Keys:
-        """The keys of records in memory (position i: the i-th record)."""
-        files, langs = Codes(), Codes()
-        return cls(
-            np.arange(len(records), dtype=np.int64),
-            id_bytes(pa.array([r.record_id for r in records], pa.string())),
-            files.encode(pa.array([r.source_file for r in records], pa.string())),
-            np.array([r.source_line for r in records], np.int32),
-            np.array([r.n_fixes for r in records], np.int32),
-            np.array([r.n_chars for r in records], np.int32),
-            langs.encode(pa.array([r.lang for r in records], pa.string())),
-            files,
-            langs,
-        )
+        """The keys of records in memory, staged in a temporary store (position i: the i-th record)."""
+        store = RecordStore()
+        if records:
+            store.add(Packed([], ipc_file(record_table(records))))
+        return store.keys
 
     def __len__(self) -> int:
         return len(self.pos)
@@ -152,7 +146,6 @@ class Keys(Sequence):
             return self.take(np.arange(*i.indices(len(self))))
         return RecordKey(
             int(self.pos[i]),
-            bytes(self.record_id[i]).hex(),
             self.files.values[self.source_file[i]],
             int(self.source_line[i]),
             int(self.n_fixes[i]),
@@ -165,7 +158,6 @@ class Keys(Sequence):
         at = np.asarray(indices, np.int64)
         return Keys(
             self.pos[at],
-            self.record_id[at],
             self.source_file[at],
             self.source_line[at],
             self.n_fixes[at],
@@ -173,6 +165,7 @@ class Keys(Sequence):
             self.lang[at],
             self.files,
             self.langs,
+            self.store,
         )
 
     def provenance_order(self) -> np.ndarray:
@@ -185,7 +178,7 @@ class Keys(Sequence):
     def arrow(self, name: str) -> pa.Array:
         """Column ``name`` (a ``RecordKey`` field) as an Arrow array."""
         if name == "record_id":
-            return id_strings(self.record_id)
+            return self.store.take(["record_id"], self.pos).column(0).combine_chunks()
         if codes := self._codes(name):
             return codes.arrow(getattr(self, name))
         return pa.array(getattr(self, name))
@@ -201,10 +194,6 @@ class Keys(Sequence):
             values = codes.values
             return [values[c] for c in getattr(self, name).tolist()]
         return self.arrow(name).to_pylist()
-
-
-class StagingError(Exception):
-    """The staging folder cannot be made or written (a full or read-only disk): the run stops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +366,7 @@ class RecordStore:
         self._records = _Parts(self.folder, ".arrow", STAGED_SCHEMA)
         self._rejected = _Parts(self.folder, ".rejected.arrow", REJECTED_SCHEMA)
         self._files, self._langs, self._reasons = Codes(), Codes(), Codes()
+        self._ids = Spill(ID_ROW, self.folder)  # each record's id and position, for ``id_parts``
         self._key_parts: list[tuple] = []  # each records file's key columns, joined by ``keys``
         self._rejected_parts: list[tuple] = []  # each rejections file's sort keys
         self._keys: Keys | None = None
@@ -391,12 +381,16 @@ class RecordStore:
     def keys(self) -> Keys:
         """Every staged record's key, by position."""
         if self._keys is None or len(self._keys) != len(self):
-            parts = list(zip(*self._key_parts, strict=True)) or [[]] * 6
-            ids, numbers = parts[0], [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts[1:]]
-            ids = np.concatenate(ids) if ids else np.zeros((0, ID_BYTES), np.uint8)
-            self._key_parts = [(ids, *numbers)]  # joined: the batches' columns go
-            self._keys = Keys(np.arange(len(self), dtype=np.int64), ids, *numbers, self._files, self._langs)
+            parts = list(zip(*self._key_parts, strict=True)) or [[]] * 5
+            numbers = [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts]
+            self._key_parts = [tuple(numbers)]  # joined: the batches' columns go
+            self._keys = Keys(np.arange(len(self), dtype=np.int64), *numbers, self._files, self._langs, self)
         return self._keys
+
+    def id_parts(self) -> Iterator[np.ndarray]:
+        """The records' ids (``ID_ROW``: the 16 bytes each spells, its position), a part at a time:
+        every record of an id is in the same part."""
+        return self._ids.parts()
 
     @property
     def rejected_keys(self) -> RejectedKeys:
@@ -406,9 +400,12 @@ class RecordStore:
         return RejectedKeys(*columns, self._files, self._reasons)
 
     def _read_keys(self, table: pa.Table) -> None:
-        self._key_parts.append(
+        ids = np.empty(table.num_rows, ID_ROW)
+        ids["key"] = id_bytes(table["record_id"]).view(ID_ROW["key"]).ravel()
+        ids["pos"] = np.arange(len(self), len(self) + table.num_rows)  # not counted in yet
+        self._ids.add(ids)
+        self._key_parts.append(  # new arrays: a view of the mapped file would keep its pages
             (
-                id_bytes(table["record_id"]),  # new arrays: a view of the mapped file would keep its pages
                 self._files.encode(table["source_file"]),
                 table["source_line"].to_numpy().astype(np.int32),  # astype copies
                 pc.list_value_length(table["fixes"]).to_numpy().astype(np.int32),
