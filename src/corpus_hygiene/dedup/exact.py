@@ -198,7 +198,7 @@ def deduplicate(
     canon = np.flatnonzero(canonical)
     canon = canon[rank_order(keys, canon)]  # indices into keys, in canonical-rank order
     del canonical
-    positions = keys.pos[canon]
+    positions = keys.positions(canon)
     cjk = np.isin(keys.lang[canon], [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
     verified: list[tuple[int, int, float]] = []
     found = find_near_duplicates(

@@ -93,7 +93,7 @@ class RecordRows(Sequence):
         return self._stored([name], lo, hi).column(0).to_pylist()
 
     def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
-        return self._store.take(names, self._keys.pos[self._rows[lo:hi]])
+        return self._store.take(names, self._keys.positions(self._rows[lo:hi]))
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
         """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; the stored

@@ -120,7 +120,6 @@ class Keys(Sequence):
     """The keys of staged records as columns (numbers and codes, not a Python object a record):
     ``Keys[i]`` is the ``RecordKey`` of one; ``take`` a subset in a given order."""
 
-    pos: np.ndarray  # int64: each record's position in the store
     source_file: np.ndarray  # codes into files.values
     source_line: np.ndarray
     n_fixes: np.ndarray
@@ -129,6 +128,7 @@ class Keys(Sequence):
     files: Codes
     langs: Codes
     store: RecordStore  # where the records are staged: their ids are read from it
+    at: np.ndarray | None = None  # int64: each record's position in the store; None: all, in order
 
     @classmethod
     def of(cls, records: Sequence[Record]) -> Keys:
@@ -139,13 +139,27 @@ class Keys(Sequence):
         return store.keys
 
     def __len__(self) -> int:
-        return len(self.pos)
+        return len(self.source_line)
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Each record's position in the store."""
+        return self.positions(slice(None))
+
+    def positions(self, indices: np.ndarray | slice | int) -> np.ndarray | int:
+        """The store positions of the records at ``indices`` (an array's are not negative)."""
+        if self.at is not None:
+            return self.at[indices]
+        if isinstance(indices, slice):
+            return np.arange(*indices.indices(len(self)))
+        scalar = isinstance(indices, int | np.integer)
+        return range(len(self))[indices] if scalar else np.asarray(indices, np.int64)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return self.take(np.arange(*i.indices(len(self))))
         return RecordKey(
-            int(self.pos[i]),
+            int(self.positions(i)),
             self.files.values[self.source_file[i]],
             int(self.source_line[i]),
             int(self.n_fixes[i]),
@@ -157,7 +171,6 @@ class Keys(Sequence):
         """The keys at ``indices`` (of this table, not store positions), in that order."""
         at = np.asarray(indices, np.int64)
         return Keys(
-            self.pos[at],
             self.source_file[at],
             self.source_line[at],
             self.n_fixes[at],
@@ -166,6 +179,7 @@ class Keys(Sequence):
             self.files,
             self.langs,
             self.store,
+            self.positions(at),
         )
 
     def provenance_order(self) -> np.ndarray:
@@ -384,7 +398,7 @@ class RecordStore:
             parts = list(zip(*self._key_parts, strict=True)) or [[]] * 5
             numbers = [np.concatenate(c) if c else np.zeros(0, np.int32) for c in parts]
             self._key_parts = [tuple(numbers)]  # joined: the batches' columns go
-            self._keys = Keys(np.arange(len(self), dtype=np.int64), *numbers, self._files, self._langs, self)
+            self._keys = Keys(*numbers, self._files, self._langs, self)
         return self._keys
 
     def id_parts(self) -> Iterator[np.ndarray]:
