@@ -60,3 +60,13 @@ def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_check
     assert cache.checked_files(again.sources, policy.sha256) == {one.source_file}
     # the gates' verdict is the same whatever they trust
     assert gate_and_stage(again, policy, None, frozenset(listed)) == gate_and_stage(again, policy)
+
+
+def test_the_keys_compared_across_rows_are_spilled_to_the_scratch_folder_and_removed(asm, policy, tmp_path):
+    from corpus_hygiene.pipeline.spill import StagingError
+
+    assert gate_and_stage(asm, policy, scratch=tmp_path) == gate_and_stage(asm, policy)
+    assert list(tmp_path.iterdir()) == []  # the spill went with the verdict
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(StagingError, match=r"cannot spill rows to .*a_file: Not a directory"):
+        gate_and_stage(asm, policy, scratch=tmp_path / "a_file")
