@@ -53,9 +53,7 @@ class _Repeats:
         """The rows whose value a row of an earlier slice holds, in order; and how many rows repeat an
         earlier row of any slice (rows less distinct values)."""
         starts, earlier, repeats = np.array(self._starts, np.int64), [np.zeros(0, np.int64)], 0
-        for part in self._spill.parts():
-            part = part[np.lexsort((part["row"], part["key"]))]
-            first = np.r_[True, part["key"][1:] != part["key"][:-1]]  # a value's first row
+        for part, first in self._spill.sorted_parts():  # rows were added in order: a value's first row first
             repeats += len(part) - int(first.sum())
             slice_of = np.searchsorted(starts, part["row"], "right") - 1
             earlier.append(part["row"][slice_of > slice_of[first][np.cumsum(first) - 1]])

@@ -132,12 +132,10 @@ def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     best-ranked record of its ``record_id``. The ids are read from the store a part at a time (every copy
     of an id is in one part) and sorted; only repeated ones are ranked."""
     found, group, groups = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
-    for part in keys.store.id_parts():
-        part = part[np.argsort(part["key"], kind="stable")]
-        same = part["key"][1:] == part["key"][:-1]  # each sorted id equal to the one before
-        repeated = np.r_[same, False] | np.r_[False, same]
+    for part, first in keys.store.id_parts():
+        repeated = ~first | np.r_[~first[1:], False]  # a run of equal ids longer than one
         found.append(part["pos"][repeated])
-        group.append(groups + np.cumsum(np.r_[True, ~same])[repeated])  # the ids' numbers, sorted
+        group.append(groups + np.cumsum(first)[repeated])  # the ids' numbers, sorted
         groups += len(part) + 1
     members, group = np.concatenate(found), np.concatenate(group)
     del found

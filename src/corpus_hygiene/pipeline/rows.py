@@ -249,7 +249,7 @@ _ROW = (
     *("text_raw", "lang", "lang_confidence", "n_chars", *SIGNAL_COLUMNS, "pii", "fixes", "lost_words"),
     *("dup_count", "also_in"),
 )
-_FROM_KEYS = ("record_id", "source_file", "source_line", "lang", "n_chars")
+_FROM_KEYS = ("source_file", "source_line", "lang", "n_chars")
 _AS_STORED = {f.name: f.type for f in STAGED_SCHEMA if f.name not in _FROM_KEYS}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-PARTS = 64  # 100M rows of 24 bytes: ~38 MB a part
+PARTS = 64  # a part of a very large run stays small; a slice still writes to few files
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: keys that differ in low bits spread evenly
 
 
@@ -60,6 +60,13 @@ class Spill:
         except OSError as exc:
             where = self.folder or self._in or tempfile.gettempdir()
             raise StagingError(f"cannot spill rows to {where}: {exc.strerror or exc}") from exc
+
+    def sorted_parts(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Each part's rows sorted by key (equal keys in the order added), and which row starts a run of
+        equal keys."""
+        for part in self.parts():
+            part = part[np.argsort(part["key"], kind="stable")]
+            yield part, np.r_[True, part["key"][1:] != part["key"][:-1]]
 
     def parts(self) -> Iterator[np.ndarray]:
         """Each part's rows, in the order they were added; every row of a key is in the same part."""

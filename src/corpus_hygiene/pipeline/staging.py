@@ -401,10 +401,10 @@ class RecordStore:
             self._keys = Keys(*numbers, self._files, self._langs, self)
         return self._keys
 
-    def id_parts(self) -> Iterator[np.ndarray]:
-        """The records' ids (``ID_ROW``: the 16 bytes each spells, its position), a part at a time:
-        every record of an id is in the same part."""
-        return self._ids.parts()
+    def id_parts(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The records' ids (``ID_ROW``: the 16 bytes each spells, its position), a part at a time, sorted
+        (``Spill.sorted_parts``): every record of an id is in the same part."""
+        return self._ids.sorted_parts()
 
     @property
     def rejected_keys(self) -> RejectedKeys:
