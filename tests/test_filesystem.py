@@ -394,3 +394,45 @@ def test_a_run_killed_at_any_write_leaves_a_valid_dataset_its_previous_version_a
     run_id = validate_dataset(out / "clean")[0]["run_id"]
     assert (out / "reports" / f"{run_id}.html").is_file()  # the published version has its report
     assert not [p for p in (out / "clean").parent.rglob("*") if ".tmp" in p.name or ".partial" in p.name]
+
+
+# `hygiene` whose gates spill their keys to a folder that cannot be made, as on a full or unmounted disk
+GATES_CANNOT_SPILL = """
+import sys
+import corpus_hygiene.checks.gates as gates
+from corpus_hygiene.cli import main
+
+class Unwritable(gates.Spill):
+    def __init__(self, dtype, folder=None, parts=gates.PARTS):
+        super().__init__(dtype, "/nonexistent/scratch", parts)
+
+gates.Spill = Unwritable
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow
+def test_gates_that_cannot_spill_fail_the_run_discard_its_version_and_keep_the_previous_dataset(
+    tmp_path, prefect_server
+):
+    from corpus_hygiene.publish.dataset import verify_checksums
+
+    corpus, out = tmp_path / "in", tmp_path / "out"
+    corpus.mkdir()
+    (corpus / "iclr.txt").write_bytes(SAMPLE)
+    assert run(corpus, out, env=prefect_server).returncode == 0
+    before = verify_checksums(out / "clean")["run_id"]
+    (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
+    failed = subprocess.run(
+        [sys.executable, "-c", GATES_CANNOT_SPILL, "run", str(corpus), "--dataset-dir", str(out / "clean"),
+         "--reports-dir", str(out / "reports")],
+        capture_output=True, text=True, timeout=600, env=prefect_server,
+    )  # fmt: skip
+    assert failed.returncode == 1
+    assert "hygiene: run failed: cannot spill rows to /nonexistent/scratch" in failed.stderr
+    assert verify_checksums(out / "clean")["run_id"] == before
+    assert sorted(p.name for p in (out / ".clean.versions").iterdir()) == [before]  # the staged one is gone
+    assert not list(out.glob(".clean.records-*"))  # nor its records
+    again = run(corpus, out, env=prefect_server)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert verify_checksums(out / "clean")["run_id"] != before
