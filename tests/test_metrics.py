@@ -11,7 +11,7 @@ from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
 from corpus_hygiene.publish.metrics import build_metrics
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, SEEDS, needs_seeds
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,21 @@ def test_the_duplicate_audit_is_what_the_pairs_dicts_give(paired, policy):
         merged = {(p["source_file"], p["source_line"]) for p in pairs if p["merged"]}
         assert (row["near"], row["kept"]) == (len(near), len(asm.records) + len(merged) - len(near))
     assert sum(b["count"] for b in audit["histogram"]["bins"]) == len(pairs)
+
+
+@pytest.mark.parametrize("corpus", ["examples", pytest.param("seeds", marks=needs_seeds)])
+def test_metrics_and_manifest_files_are_the_bytes_of_the_stdlibs_indented_sorted_json(corpus, asm, policy):
+    import json
+
+    from corpus_hygiene.atomic import json_document
+    from corpus_hygiene.publish.metrics import manifest_from_metrics
+
+    if corpus == "seeds":
+        found = discover(SEEDS, policy.max_file_bytes)
+        asm = assemble([process_file(f, policy) for f in found.files], found.refused, found.skipped, policy)
+    metrics = _metrics(asm, policy) | {"created_at": "2026-12-06T23:59:59+00:00"}
+    assert any(not s["source_file"].isascii() or s["header"] and not s["header"].isascii()
+               for s in metrics["sources"])  # fmt: skip
+    for doc in (metrics, manifest_from_metrics(metrics)):
+        stdlib = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        assert json_document(doc) == stdlib.encode()

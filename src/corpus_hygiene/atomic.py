@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import orjson
+
 TMP = ".tmp"
 
 
@@ -18,3 +20,10 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def json_document(obj) -> bytes:
+    """``obj`` as an indented JSON file, keys sorted, UTF-8: the bytes of ``json.dumps(indent=2,
+    sort_keys=True, ensure_ascii=False)`` + a newline. orjson, as the stdlib's indented encoder gathers
+    every token of a file that lists each input (metrics, manifest) in a list before joining them."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from corpus_hygiene.atomic import json_document
 from corpus_hygiene.pipeline.rows import to_arrow
 
 SCHEMA_VERSION = 2
@@ -268,9 +269,7 @@ class StagedVersion:
             outputs[name] = {"sha256": sha256_file(path)}
         full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=self.run_id, outputs=outputs)
         tmp = staging / "manifest.json.tmp"
-        tmp.write_text(
-            json.dumps(full_manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", "utf-8"
-        )
+        tmp.write_bytes(json_document(full_manifest))
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, staging / "manifest.json")

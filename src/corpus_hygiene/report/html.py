@@ -12,7 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 from rapidfuzz.distance import Indel
 
-from corpus_hygiene.atomic import write_atomic
+from corpus_hygiene.atomic import json_document, write_atomic
 from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import bars
 
@@ -216,9 +216,6 @@ def write_reports(
     earlier = [r for r in earlier if r < run_id]
     metrics = {**metrics, "previous_report": f"{earlier[-1]}.html" if earlier else None}
     write_atomic(page, render_run_report(metrics, quarantine, duplicates, records))
-    write_atomic(
-        reports_dir / f"{run_id}.metrics.json",
-        json.dumps(metrics, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-    )
+    write_atomic(reports_dir / f"{run_id}.metrics.json", json_document(metrics))
     write_atomic(reports_dir / "index.html", _render_index(reports_dir))
     return page
