@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from corpus_hygiene.publish.dataset import verify_checksums
+
 from .conftest import EXAMPLES, ROOT, parquet_checksums
 from .fault_run import STEPS as FAULT_STEPS
 from .test_dataset import _tables
@@ -208,7 +210,7 @@ def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
 
 
 def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previous_version(tmp_path):
-    from corpus_hygiene.publish.dataset import publish, verify_checksums
+    from corpus_hygiene.publish.dataset import publish
 
     target, versions = tmp_path / "clean", tmp_path / ".clean.versions"
     publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
@@ -236,17 +238,20 @@ def test_a_crash_between_the_version_and_the_link_switch_never_costs_the_previou
     assert not list(tmp_path.glob(".clean.link-*"))  # the stray link of the second crash is gone
 
 
+def _published_once(tmp_path, env) -> tuple[Path, Path, str]:
+    """A corpus of one file, its dataset published: (the corpus, the output folder, the run id)."""
+    corpus, out = tmp_path / "in", tmp_path / "out"
+    corpus.mkdir()
+    (corpus / "iclr.txt").write_bytes(SAMPLE)
+    assert run(corpus, out, env=env).returncode == 0
+    return corpus, out, verify_checksums(out / "clean")["run_id"]
+
+
 @pytest.mark.slow
 def test_a_report_that_cannot_be_written_publishes_nothing_and_exit_1_keeps_the_previous_dataset(
     tmp_path, prefect_server
 ):
-    from corpus_hygiene.publish.dataset import verify_checksums
-
-    corpus, out = tmp_path / "in", tmp_path / "out"
-    corpus.mkdir()
-    (corpus / "iclr.txt").write_bytes(SAMPLE)
-    assert run(corpus, out, env=prefect_server).returncode == 0
-    before = verify_checksums(out / "clean")["run_id"]
+    corpus, out, before = _published_once(tmp_path, prefect_server)
     (out / "reports" / "index.html").unlink()
     (out / "reports" / "index.html").mkdir()  # the report's place cannot be written (as a full disk)
     (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
@@ -415,13 +420,7 @@ sys.exit(main(sys.argv[1:]))
 def test_gates_that_cannot_spill_fail_the_run_discard_its_version_and_keep_the_previous_dataset(
     tmp_path, prefect_server
 ):
-    from corpus_hygiene.publish.dataset import verify_checksums
-
-    corpus, out = tmp_path / "in", tmp_path / "out"
-    corpus.mkdir()
-    (corpus / "iclr.txt").write_bytes(SAMPLE)
-    assert run(corpus, out, env=prefect_server).returncode == 0
-    before = verify_checksums(out / "clean")["run_id"]
+    corpus, out, before = _published_once(tmp_path, prefect_server)
     (corpus / "icml.txt").write_bytes(SAMPLE.replace(b"ICLR 2026", b"ICML 2025"))
     failed = subprocess.run(
         [sys.executable, "-c", GATES_CANNOT_SPILL, "run", str(corpus), "--dataset-dir", str(out / "clean"),
