@@ -1,4 +1,5 @@
-"""Files replaced whole: written beside their final name, then renamed into place."""
+"""Files replaced whole: written beside their final name, then renamed into place; and the JSON documents
+written so (metrics, manifest)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
 
 
 def json_document(obj) -> bytes:
-    """``obj`` as an indented JSON file, keys sorted, UTF-8: the bytes of ``json.dumps(indent=2,
+    """``obj`` as an indented JSON file, keys sorted, UTF-8: for str keys, the bytes of ``json.dumps(indent=2,
     sort_keys=True, ensure_ascii=False)`` + a newline. orjson, as the stdlib's indented encoder gathers
     every token of a file that lists each input (metrics, manifest) in a list before joining them."""
     return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
