@@ -16,6 +16,7 @@ from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.schemas import TABLE_MODELS
 from corpus_hygiene.pipeline.rows import STRING_KEY, provenance_numbers, string_keys
 from corpus_hygiene.pipeline.spill import PARTS, Spill
+from corpus_hygiene.reasons import Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,10 +195,13 @@ def evaluate_gates(
     policy: Policy,
     checked_before: frozenset[str] = frozenset(),
     scratch: Path | None = None,
+    reasons: dict[str, int] | None = None,
 ) -> list[GateResult]:
+    """``reasons``: quarantined rows per reason code (for the processing_error gate)."""
     g = policy.gates
     ingested = max(1, counts["ingested"])
     q_share = counts["quarantined"] / ingested
+    errors = (reasons or {}).get(Reason.PROCESSING_ERROR, 0)
     d_share = counts["duplicates"] / ingested
     total = counts["kept"] + counts["duplicates"] + counts["quarantined"]
     schema, dup_ids = _validate(frames, checked_before, scratch)
@@ -227,6 +231,12 @@ def evaluate_gates(
             f"{g['max_duplicate_share']:.0%}",
         ),
         GateResult(
+            "processing_errors",
+            errors / ingested <= g["max_processing_error_share"],
+            f"{errors} records or files quarantined as processing_error ({errors / ingested:.1%} of "
+            f"ingested); the policy allows {g['max_processing_error_share']:.0%}",
+        ),
+        GateResult(
             "schema",
             not schema,
             "all four tables match the contract"
@@ -249,10 +259,12 @@ def gate_and_stage(
     alone (publishing then writes the tables)."""
     from corpus_hygiene.publish.dataset import staged_slices
 
-    tables = asm.tables()
+    tables, reasons = asm.tables(), asm.quarantine_reasons
     if staged is not None:
         try:
-            return evaluate_gates(asm.counts, staged_slices(tables, staged), policy, checked_before, scratch)
+            return evaluate_gates(
+                asm.counts, staged_slices(tables, staged), policy, checked_before, scratch, reasons
+            )
         except OSError:
             staged.discard()
-    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before, scratch)
+    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before, scratch, reasons)

@@ -72,6 +72,7 @@ class Gates(BaseModel):
     min_records: int = Field(ge=0)
     max_quarantine_share: float = Share
     max_duplicate_share: float = Share
+    max_processing_error_share: float = Field(default=0.01, ge=0.0, le=1.0)
 
 
 def _dedup_model() -> type[BaseModel]:

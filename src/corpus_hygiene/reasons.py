@@ -26,4 +26,6 @@ class Reason(StrEnum):
     EMPTY_TEXT = "empty_text"
     OVERSIZED_RECORD = "oversized_record"  # a paragraph over the policy's max_paragraph_chars, not cleaned
     CHANGED_DURING_RUN = "changed_during_run"  # every row of a file that changed while the run read it
+    # an unexpected exception in a per-record step (that record) or a per-file step (that file's rows)
+    PROCESSING_ERROR = "processing_error"
     # The named record checks of checks/domain.py (text_length, not_placeholder, …) add their own.

@@ -21,6 +21,7 @@ from corpus_hygiene.clean.loss import lost_words
 from corpus_hygiene.clean.markdown import strip_emphasis
 from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible_chars, to_nfc
 from corpus_hygiene.clean.pdf import join_letter_spacing, join_split_words, remove_soft_hyphens
+from corpus_hygiene.isolation import step
 from corpus_hygiene.models import Cleaned
 
 # The steps that delete or join characters of words; the others change code points or spaces only.
@@ -50,31 +51,40 @@ def clean_text(text: str, lang: str | None = "en") -> Cleaned:
             break
         fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)
         cleaned = Cleaned(text=again.text, fixes=fixes)
-    lost = lost_words(repaired, cleaned.text) if _MAY_REMOVE_WORDS.intersection(cleaned.fixes) else ()
+    with step("loss_guard"):
+        lost = lost_words(repaired, cleaned.text) if _MAY_REMOVE_WORDS.intersection(cleaned.fixes) else ()
     if lost:
         return Cleaned(text=cleaned.text, fixes=(*cleaned.fixes, "dropped_text"), lost=lost)
     return cleaned
 
 
+def _latex(text: str, lang: str | None) -> str:
+    return latex_to_unicode(text) if may_contain_latex(text) else text
+
+
+# The fixed sequence after encoding repair: (fix name, function of text and language).
+_STEPS = (
+    ("latex", _latex),
+    ("markdown", lambda text, lang: strip_emphasis(text)),
+    ("soft_hyphens", lambda text, lang: remove_soft_hyphens(text)),
+    ("dehyphenation", join_split_words),
+    ("letter_spacing", join_letter_spacing),
+    ("unicode_nfc", lambda text, lang: to_nfc(text)),
+    ("invisible_chars", lambda text, lang: remove_invisible_chars(text)),
+    ("whitespace", lambda text, lang: collapse_whitespace(text)),
+)
+
+
 def _clean_once(text: str, lang: str | None) -> tuple[Cleaned, str]:
     """The cleaned text, and the text after encoding repair (what the loss guard compares with)."""
-    fixes: list[str] = []
-
-    def step(name: str, fixed: str) -> str:
+    with step("encoding"):
+        text, repairs = repair_encoding(text)
+    fixes = list(repairs)
+    repaired = text
+    for name, fix in _STEPS:
+        with step(name):
+            fixed = fix(text, lang)
         if fixed != text:
             fixes.append(name)
-        return fixed
-
-    text, repairs = repair_encoding(text)
-    fixes.extend(repairs)
-    repaired = text
-    if may_contain_latex(text):
-        text = step("latex", latex_to_unicode(text))
-    text = step("markdown", strip_emphasis(text))
-    text = step("soft_hyphens", remove_soft_hyphens(text))
-    text = step("dehyphenation", join_split_words(text, lang))
-    text = step("letter_spacing", join_letter_spacing(text, lang))
-    text = step("unicode_nfc", to_nfc(text))
-    text = step("invisible_chars", remove_invisible_chars(text))
-    text = step("whitespace", collapse_whitespace(text))
+            text = fixed
     return Cleaned(text=text, fixes=tuple(fixes)), repaired

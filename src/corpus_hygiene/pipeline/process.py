@@ -30,6 +30,7 @@ from corpus_hygiene.ingest import (
 from corpus_hygiene.ingest.discover import open_source
 from corpus_hygiene.ingest.split import is_blank, paragraphs_from
 from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
+from corpus_hygiene.isolation import StepFailed, describe_failure, step
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
@@ -44,7 +45,8 @@ def _reject(src: SourceFile, para: Paragraph, reason: Reason, detail: str) -> Re
 def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: Policy) -> Record | Rejected:
     """Clean one paragraph into a candidate record with its quality signals, its MinHash signature and
     its text's memo key (computed here, in the parallel per-file stage, and cached with the file); the
-    record checks of checks/ run on the file's records together (``check_results``).
+    record checks of checks/ run on the file's records together (``check_results``). An unexpected
+    exception in any step quarantines this paragraph alone (``processing_error``, isolation.py).
     """
     if para.n_chars is not None:
         detail = (
@@ -52,20 +54,37 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
             f"{policy.max_paragraph_chars:,}: not cleaned; its first {len(para.text):,} characters are kept"
         )
         return _reject(src, para, Reason.OVERSIZED_RECORD, detail)
+    try:
+        return _record_of(src, header, para, policy)
+    except StepFailed as failed:
+        return _reject(src, para, Reason.PROCESSING_ERROR, failed.detail)
+    except Exception as exc:  # outside every named step: still this paragraph's alone
+        return _reject(src, para, Reason.PROCESSING_ERROR, describe_failure("paragraph", exc))
+
+
+def _record_of(src: SourceFile, header: Header, para: Paragraph, policy: Policy) -> Record | Rejected:
     # Language after the encoding repair (Chinese read as cp1252 looks Portuguese to a detector) and
     # before the other fixes: the PDF-artefact fixes need it to pick a word list. Markup barely moves
     # a detector on abstract-length text; the script decides CJK.
-    repaired, repairs = repair_encoding(para.text)
-    lang = detect_language(repaired)
+    with step("encoding"):
+        repaired, repairs = repair_encoding(para.text)
+    with step("language"):
+        lang = detect_language(repaired)
     cleaned = clean_text(repaired, lang.code)
     text, fixes = cleaned.text, repairs + tuple(f for f in cleaned.fixes if f not in repairs)
     if policy.contacts == "mask":
-        masked = mask_contacts(text)
+        with step("contacts"):
+            masked = mask_contacts(text)
         text, fixes = masked, fixes + (("contacts_masked",) if masked != text else ())
-    key = dedup_key(text)
+    with step("dedup_key"):
+        key = dedup_key(text)
     if not key:
         return _reject(src, para, Reason.EMPTY_TEXT, "no letters or digits left after cleaning")
-    signals = signals_of(text, lang.code)
+    with step("signals"):
+        signals = signals_of(text, lang.code)
+    with step("signature"):
+        signature = signature_of(text, policy.dedup_config())
+        memo_key = text_key(text)
     return Record(
         source_file=src.rel_path,
         source_line=para.line,
@@ -83,8 +102,8 @@ def process_paragraph(src: SourceFile, header: Header, para: Paragraph, policy: 
         n_emails=signals.pii["email"],
         n_phones=signals.pii["phone"],
         lost_words=cleaned.lost,
-        signature=signature_of(text, policy.dedup_config()),
-        text_key=text_key(text),
+        signature=signature,
+        text_key=memo_key,
     )
 
 
@@ -104,7 +123,7 @@ def process_files(
     of checks/ run once over the records of all the files that were processed (pandera's fixed cost of
     a validation is paid per call, not per file), and those results are cached, checked.
     """
-    done = [_read(src, policy, cache) for src in sources]
+    done = [_read_isolated(src, policy, cache) for src in sources]
     check_results([result for result, _ in done], policy)  # cache hits were checked when stored
     for result, key in done:
         if key and cache is not None and result.source.problem != Reason.CHANGED_DURING_RUN:
@@ -118,6 +137,15 @@ def process_file(src: SourceFile, policy: Policy, cache: FileCache | None = None
     never held whole; the result is the same as a whole read (tested).
     """
     return process_files([src], policy, cache)[0]
+
+
+def _read_isolated(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[FileResult, str | None]:
+    """``_read``; an unexpected exception outside the paragraph and decoding steps (which isolate their
+    own) leaves this file as one ``processing_error`` row, never cached."""
+    try:
+        return _read(src, policy, cache)
+    except Exception as exc:
+        return _refused(src, Reason.PROCESSING_ERROR, describe_failure("file", exc), src.size), None
 
 
 def _read(src: SourceFile, policy: Policy, cache: FileCache | None) -> tuple[FileResult, str | None]:
@@ -157,11 +185,14 @@ def _changed_during_run(result: FileResult, why: str) -> FileResult:
     """Every row of a file that changed while it was read, in quarantine: what was read is kept there,
     and nothing of it is published or cached (``process_files``; the next run reads the file again)."""
     detail = f"the file changed while the run read it: {why}; the next run reads it again"
-    reason = Reason.CHANGED_DURING_RUN.value
-    rows = [Rejected(r.source_file, r.source_line, reason, detail, r.text_raw) for r in result.records]
-    rows += [replace(r, reason=reason, detail=detail) for r in result.rejected if r.source_line is not None]
-    changed = FileResult(source=result.source, rejected=rows, checked=result.checked)
-    return _refuse(changed, Reason.CHANGED_DURING_RUN, detail)  # and the file's own row, as for any problem
+    return _quarantine_all(result, Reason.CHANGED_DURING_RUN, detail)
+
+
+def _quarantine_all(result: FileResult, reason: Reason, detail: str) -> FileResult:
+    """The file's row with ``reason``, and every paragraph read so far as a row of it too."""
+    rows = [Rejected(r.source_file, r.source_line, reason.value, detail, r.text_raw) for r in result.records]
+    rows += [replace(r, reason=reason.value, detail=detail) for r in result.rejected if r.source_line]
+    return _refuse(FileResult(source=result.source, rejected=rows, checked=result.checked), reason, detail)
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
@@ -209,6 +240,10 @@ def process_stream(src: SourceFile, fd: int, size: int, sha256: str, policy: Pol
         stream = open_stream(fd)
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
+    except OSError:
+        raise
+    except Exception as exc:
+        return _refuse(result, Reason.PROCESSING_ERROR, describe_failure("decode", exc))
     report.encoding, report.confidence = stream.encoding, stream.confidence
     _process_lines(src, result, iter_lines(stream.chunks, policy.max_paragraph_chars), policy)
     report.decode_repairs = tuple(stream.repairs)  # complete only once every batch is decoded
@@ -235,6 +270,8 @@ def process_bytes(src: SourceFile, data: bytes, sha256: str | None, policy: Poli
         decoded = decode_bytes(data)
     except BinaryContent as exc:
         return _refuse(result, Reason.BINARY_FILE, str(exc))
+    except Exception as exc:
+        return _refuse(result, Reason.PROCESSING_ERROR, describe_failure("decode", exc))
     report.encoding, report.confidence, report.decode_repairs = (
         decoded.encoding,
         decoded.confidence,
@@ -244,6 +281,17 @@ def process_bytes(src: SourceFile, data: bytes, sha256: str | None, policy: Poli
 
 
 def _process_lines(src: SourceFile, result: FileResult, lines: Iterable[str], policy: Policy) -> FileResult:
+    """``_rows_of_lines``; an unexpected exception there (paragraphs isolate their own) quarantines the
+    file as ``processing_error`` with every paragraph read so far. I/O errors keep their own reasons."""
+    try:
+        return _rows_of_lines(src, result, lines, policy)
+    except OSError:
+        raise
+    except Exception as exc:
+        return _quarantine_all(result, Reason.PROCESSING_ERROR, describe_failure("parse", exc))
+
+
+def _rows_of_lines(src: SourceFile, result: FileResult, lines: Iterable[str], policy: Policy) -> FileResult:
     """The header line, then one Record or Rejected per paragraph; lines may be a one-pass iterator."""
     report = result.source
 

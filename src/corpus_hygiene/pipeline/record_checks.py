@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from corpus_hygiene.checks import Policy
 from corpus_hygiene.checks.routing import candidate_frame, route
+from corpus_hygiene.isolation import describe_failure
 from corpus_hygiene.models import FileResult, Record, Rejected
+from corpus_hygiene.reasons import Reason
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 
 
@@ -47,7 +49,10 @@ def check_results(results: list[FileResult], policy: Policy) -> None:
     failure leaves its file's records for its rejections (a quarantine row named after the check)."""
     todo = [r for r in results if not r.checked]
     candidates = [rec for r in todo for rec in r.records]
-    _, failed = apply_record_checks(candidates, policy)
+    try:
+        _, failed = apply_record_checks(candidates, policy)
+    except Exception:  # one record the checks cannot take: find it, check the others as usual
+        failed = [row for rec in candidates for row in _check_alone(rec, policy)]
     failed_refs = {(f.source_file, f.source_line): f for f in failed}
     for result in todo:
         kept = []
@@ -55,3 +60,13 @@ def check_results(results: list[FileResult], policy: Policy) -> None:
             failure = failed_refs.get((rec.source_file, rec.source_line))
             (result.rejected if failure else kept).append(failure or rec)
         result.records, result.checked = kept, True
+
+
+def _check_alone(record: Record, policy: Policy) -> list[Rejected]:
+    """The record's failures, or a ``processing_error`` row when checking it raises (isolation.py)."""
+    try:
+        return apply_record_checks([record], policy)[1]
+    except Exception as exc:
+        detail = describe_failure("record_checks", exc)
+        where = (record.source_file, record.source_line)
+        return [Rejected(*where, Reason.PROCESSING_ERROR.value, detail, record.text_raw)]
