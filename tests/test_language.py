@@ -42,3 +42,66 @@ def test_long_latin_text_is_detected_and_deterministic():
 
 def test_chinese_abstract_with_english_terms_stays_chinese():
     assert detect_language("我们在 BERT 和 GPT-2 上评估了该方法，结果表明其性能优于基线。").code == "zh"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("এই", "bn"),  # a script only one of langdetect's languages uses: one word decides
+        ("ਮਨੁੱਖੀ ਅਧਿਕਾਰਾਂ ਦਾ ਐਲਾਨ", "pa"),
+        ("மனித உரிமைகள்", "ta"),
+        ("Datganiad Cyffredinol o Hawliau Dynol", "cy"),  # no word list knows it: langdetect decides
+        ("Haki za Binadamu", "sw"),
+        ("Pagpapahayag ng mga Karapatan", "tl"),
+    ],
+)
+def test_every_script_reaches_a_decision(text, code):
+    assert detect_language(text).code == code
+
+
+def test_a_script_no_rule_knows_goes_to_langdetect_not_straight_to_und():
+    assert detect_language("ყველა ადამიანი იბადება თავისუფალი").method == "langdetect"  # Georgian
+
+
+def test_boilerplate_before_the_abstract_does_not_decide_its_language():
+    licence = (
+        "This work is licensed under a Creative Commons Attribution 4.0 International License. Permission "
+        "is granted to copy, distribute and adapt the work provided the original authors are credited. "
+    )
+    abstract = (
+        "Wir stellen ein Verfahren zur automatischen Zusammenfassung wissenschaftlicher Texte vor, das auf "
+        "großen Sprachmodellen beruht. In Experimenten mit drei Datensätzen übertrifft es bestehende "
+        "Ansätze deutlich, insbesondere bei langen Dokumenten mit vielen Abschnitten."
+    )
+    assert detect_language(licence + abstract).code == "de"
+    assert detect_language(abstract + " " + licence).code == "de"
+
+
+@pytest.fixture(scope="module")
+def udhr():
+    from benchmarks.bench_language import UDHR, measure
+
+    if not UDHR.is_dir():
+        pytest.skip("../shared/lid/udhr is not present")
+    return measure()["cells"]
+
+
+def test_udhr_every_length_at_least_seeded_langdetect_and_long_paragraphs_right(udhr):
+    from benchmarks.bench_language import BUCKETS, accuracy
+
+    for b in BUCKETS:
+        row = accuracy(udhr, lambda code, x, b=b: x == b)
+        assert row["project"] >= row["langdetect"], (b, row)
+    assert accuracy(udhr, lambda code, x: x == "> 200")["project"] >= 0.99
+    assert accuracy(udhr, lambda code, x: x != "< 50")["project"] >= 0.99
+
+
+def test_udhr_required_languages_never_below_seeded_langdetect(udhr):
+    from benchmarks.bench_language import BUCKETS, REQUIRED, accuracy
+
+    for lang in REQUIRED:
+        for b in BUCKETS:
+            if (lang, b) not in udhr:
+                continue
+            row = accuracy(udhr, lambda code, x, lang=lang, b=b: code == lang and x == b)
+            assert row["project"] >= row["langdetect"], (lang, b, row)

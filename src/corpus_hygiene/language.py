@@ -1,58 +1,95 @@
-"""Language identification: the script decides where it can, a statistical model decides the rest.
+"""Language identification for every language langdetect knows: the script decides where it can, word
+lists and langdetect decide the rest.
 
 langdetect alone is wrong on short and CJK text ("论文列表" → ko, "ICLR 2026 Papers" → id), and is
 random unless seeded. So, in order:
 1. Hangul → ko; kana → ja; Han without kana → zh, unless its characters are Japanese-only kanji forms
    (覧, 図, 変 … exist in Shift-JIS but in neither GB2312 nor Big5) → ja.
-2. Greek, Hebrew, Thai and other single-language scripts decide alone.
-3. Cyrillic, Arabic and Devanagari scripts are shared by several languages: langdetect chooses among
-   that script's languages, and falls back to the script's main language.
-4. Latin script: short text (a header label) is scored with wordfreq's word lists; longer text goes
-   to langdetect (seeded, on a bounded prefix).
-Codes are ISO 639-1; "und" when there is too little text to tell.
+2. A script only one of langdetect's languages is written in decides alone: Greek, Hebrew, Thai,
+   Bengali, Gurmukhi, Gujarati, Tamil, Telugu, Kannada, Malayalam.
+3. Cyrillic, Arabic and Devanagari are shared by several languages: langdetect chooses among that
+   script's languages, and falls back to the script's main language.
+4. Latin script. Short text (a header label, a heading): when every word is a known word of one
+   language's wordfreq list and that language scores best, it decides; otherwise langdetect chooses
+   among the Latin-script languages. Longer text: langdetect on a window from the middle (a licence
+   line or an HTTP header before the abstract does not decide); a weak decision reads the whole text.
+5. Letters of any other script go to langdetect unrestricted: never straight to "und".
+Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are too few letters.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 UNDETERMINED = "und"
 
-# Letters per script. Han includes the CJK compatibility block and extension A/B.
-_SCRIPTS = {
-    "hangul": r"\u1100-\u11ff\u3130-\u318f\uac00-\ud7af",
-    "kana": r"\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f",
-    "han": r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f",
-    "cyrillic": r"\u0400-\u052f",
-    "greek": r"\u0370-\u03ff\u1f00-\u1fff",
-    "arabic": r"\u0600-\u06ff\u0750-\u077f",
-    "hebrew": r"\u0590-\u05ff",
-    "thai": r"\u0e00-\u0e7f",
-    "devanagari": r"\u0900-\u097f",
-    "latin": r"A-Za-z\u00c0-\u024f\u1e00-\u1eff",
+# Letters per script, as (first, last) code points. Han includes the compatibility block and
+# extensions A–F; Hangul its Jamo and syllables.
+_SCRIPT_RANGES = {
+    "hangul": ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xAC00, 0xD7AF), (0xD7B0, 0xD7FF)),
+    "kana": ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F)),
+    "han": ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F)),
+    "latin": ((0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F), (0x1E00, 0x1EFF)),
+    "cyrillic": ((0x400, 0x52F),),
+    "greek": ((0x370, 0x3FF), (0x1F00, 0x1FFF)),
+    "hebrew": ((0x590, 0x5FF),),
+    "arabic": ((0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)),
+    "devanagari": ((0x900, 0x97F),),
+    "bengali": ((0x980, 0x9FF),),
+    "gurmukhi": ((0xA00, 0xA7F),),
+    "gujarati": ((0xA80, 0xAFF),),
+    "tamil": ((0xB80, 0xBFF),),
+    "telugu": ((0xC00, 0xC7F),),
+    "kannada": ((0xC80, 0xCFF),),
+    "malayalam": ((0xD00, 0xD7F),),
+    "thai": ((0xE00, 0xE7F),),
 }
-_SCRIPT_RE = {name: re.compile(f"[{ranges}]") for name, ranges in _SCRIPTS.items()}
-_SINGLE_LANGUAGE_SCRIPT = {"greek": "el", "hebrew": "he", "thai": "th"}
+OTHER = "other"  # letters of a script not listed above
+SCRIPTS = (*_SCRIPT_RANGES, OTHER)
+CJK_SCRIPTS = ("hangul", "kana", "han")
+_SINGLE_LANGUAGE_SCRIPT = {
+    "greek": "el",
+    "hebrew": "he",
+    "thai": "th",
+    "bengali": "bn",
+    "gurmukhi": "pa",
+    "gujarati": "gu",
+    "tamil": "ta",
+    "telugu": "te",
+    "kannada": "kn",
+    "malayalam": "ml",
+}
 _SHARED_SCRIPT = {  # script → (languages langdetect may choose, fallback)
-    "cyrillic": ({"ru", "uk", "bg", "mk", "sr"}, "ru"),
+    "cyrillic": ({"ru", "uk", "bg", "mk"}, "ru"),
     "arabic": ({"ar", "fa", "ur"}, "ar"),
     "devanagari": ({"hi", "mr", "ne"}, "hi"),
 }
-# Languages wordfreq scores short Latin-script text against.
-_SHORT_TEXT_LANGS = ("en", "fr", "de", "es", "pt", "it", "nl", "pl", "sv", "id", "tr", "vi", "cs", "ro")
+# langdetect's Latin-script languages, and the wordfreq list of those wordfreq has.
+LATIN_LANGUAGES = frozenset(
+    "af ca cs cy da de en es et fi fr hr hu id it lt lv nl no pl pt ro sk sl so sq sv sw tl tr vi".split()
+)
+_WORDLIST = {c: c for c in "ca cs da de en es fi fr hu id it lt lv nl pl pt ro sk sl sv tr vi".split()}
+_WORDLIST.update({"no": "nb", "tl": "fil", "hr": "sh"})  # wordfreq's names for them
 _WORD = re.compile(r"[^\W\d_]+")
 
 MIN_LETTERS = 3  # below this nothing is decided: "und"
-SHORT_TEXT_LETTERS = 40  # Latin text shorter than this is scored with word lists
-PREFIX_CHARS = 300  # langdetect reads at most this many characters (cost is mostly per call)
+SHORT_TEXT_LETTERS = 40  # Latin text shorter than this is tried against the word lists first
+MIN_WORD_ZIPF = 2.0  # a short text's words must average this frequency in the chosen language
+PREFIX_CHARS = 300  # langdetect reads a window of this many characters first (cost is mostly per call)
+WHOLE_TEXT_CHARS = 3000  # ...and up to this many when the first window's decision is weak
+WEAK_PROBABILITY = 0.9  # a first-window decision below this reads the whole text
 SCRIPT_CHARS = 1000  # the script decision reads this many: plenty to tell scripts apart
 LANGDETECT_SEED = 0
 # langdetect averages 7 random trials by default; on the real abstracts of benchmarks/corpora.py one
 # trial on a 300-character prefix is as accurate, at a fraction of the cost, and shorter prefixes lose
 # accuracy (benchmarks/bench_dedup.py re-measures it). The seed makes the single trial deterministic.
+# Short texts (few n-grams, a cheap call) get langdetect's default of 7.
 LANGDETECT_TRIALS = 1
+SHORT_TEXT_TRIALS = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +99,39 @@ class Language:
     method: str  # "script", "kanji_forms", "wordfreq", "langdetect", "none"
 
 
+def _script_table() -> tuple[list[int], list[str | None]]:
+    """Sorted range starts and the script from each start on (None between ranges)."""
+    bounds = sorted((lo, hi, name) for name, ranges in _SCRIPT_RANGES.items() for lo, hi in ranges)
+    starts, names = [], []
+    for lo, hi, name in bounds:
+        starts += [lo, hi + 1]
+        names += [name, None]
+    return starts, names
+
+
+_STARTS, _NAMES = _script_table()
+
+
+class _ScriptOf(dict):
+    """Code point → the one-character name of its script (``str.translate`` table, filled as met):
+    letters of an unlisted script → OTHER; anything not a letter is deleted."""
+
+    def __missing__(self, code: int) -> str | None:
+        at = bisect_right(_STARTS, code) - 1
+        name = _NAMES[at] if at >= 0 else None
+        if name is None and chr(code).isalpha():
+            name = OTHER
+        self[code] = value = None if name is None else chr(SCRIPTS.index(name) + 0x41)
+        return value
+
+
+_SCRIPT_OF = _ScriptOf()
+
+
 def script_counts(text: str) -> dict[str, int]:
-    return {name: len(rx.findall(text)) for name, rx in _SCRIPT_RE.items()}
+    """Letters of ``text`` per script (every name of ``SCRIPTS``), in one pass over it."""
+    counted = Counter(text.translate(_SCRIPT_OF))
+    return {name: counted.get(chr(i + 0x41), 0) for i, name in enumerate(SCRIPTS)}
 
 
 @lru_cache(maxsize=65536)
@@ -82,23 +150,26 @@ def _han_form(ch: str) -> int:
     return 1 if in_ja and not in_zh else -1 if in_zh and not in_ja else 0
 
 
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+
+
 def _han_language(text: str, han: int) -> Language:
-    forms = sum(_han_form(ch) for ch in _SCRIPT_RE["han"].findall(text))
+    forms = sum(_han_form(ch) for ch in _HAN.findall(text[:SCRIPT_CHARS]))
     if forms > 0:
         return Language("ja", round(min(1.0, 0.5 + forms / han), 3), "kanji_forms")
     return Language("zh", 1.0 if forms < 0 else 0.9, "script")
 
 
-def _langdetect(text: str) -> list[tuple[str, float]]:
+def _langdetect(text: str, trials: int = LANGDETECT_TRIALS) -> list[tuple[str, float]]:
+    """langdetect's ranking for ``text`` (ISO 639-1 codes), seeded; [] when it finds no features."""
     from langdetect.lang_detect_exception import LangDetectException
 
     from corpus_hygiene import langdetect_arrays
 
     detector = langdetect_arrays.ArrayDetector(LANGDETECT_SEED)
-    detector.n_trial = LANGDETECT_TRIALS
-    prefix = text[:PREFIX_CHARS]
+    detector.n_trial = trials
     # langdetect's profiles are of ordinary case: text in capitals reads as German to it
-    detector.append(prefix.lower() if prefix.isupper() else prefix)
+    detector.append(text.lower() if text.isupper() else text)
     try:
         probs = detector.get_probabilities()
     except LangDetectException:
@@ -106,19 +177,53 @@ def _langdetect(text: str) -> list[tuple[str, float]]:
     return [(p.lang.split("-")[0], p.prob) for p in probs]
 
 
-def _wordfreq(text: str) -> Language:
+def _choose(ranked: list[tuple[str, float]], allowed: frozenset[str] | set[str] | None) -> tuple[str, float]:
+    """The best-ranked language of ``allowed`` (any when None), or ("", 0)."""
+    return next(((lang, prob) for lang, prob in ranked if allowed is None or lang in allowed), ("", 0.0))
+
+
+def window(text: str) -> str:
+    """The ``PREFIX_CHARS`` characters langdetect reads first: from the middle of a longer text, so
+    that a licence line or a header before (or after) the abstract does not decide it; starting at a
+    word.
+
+    >>> window("header " * 30 + "body " * 200)[:9]
+    'body body'
+    """
+    if len(text) <= PREFIX_CHARS:
+        return text
+    start = (len(text) - PREFIX_CHARS) // 2
+    space = text.find(" ", start, start + 40)
+    start = space + 1 if space != -1 else start
+    return text[start : start + PREFIX_CHARS]
+
+
+def _by_langdetect(text: str, allowed: frozenset[str] | set[str] | None, trials: int) -> tuple[str, float]:
+    """langdetect on one window; a weak decision there is taken again on the whole text."""
+    lang, prob = _choose(_langdetect(window(text), trials), allowed)
+    if prob < WEAK_PROBABILITY and len(text) > PREFIX_CHARS:
+        again = _choose(_langdetect(text[:WHOLE_TEXT_CHARS], trials), allowed)
+        lang, prob = again if again[0] else (lang, prob)
+    return lang, prob
+
+
+def _wordfreq(text: str) -> Language | None:
+    """The language whose word list knows every word and scores best, when one clearly does."""
     from corpus_hygiene.wordlists import zipf
 
     words = [w.lower() for w in _WORD.findall(text)]
     if not words:
-        return Language(UNDETERMINED, 0.0, "none")
-    # The "small" lists (common words) are enough for labels, and load in a fraction of the time of
-    # the default "best" lists.
-    scores = {lang: sum(zipf(w, lang, "small") for w in words) / len(words) for lang in _SHORT_TEXT_LANGS}
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    (best, top), (_, second) = ranked[0], ranked[1]
-    if top < 2.0:  # not common words in any language we know
-        return Language(UNDETERMINED, 0.0, "wordfreq")
+        return None
+    best, top, second = "", 0.0, 0.0
+    for lang, wordlist in sorted(_WORDLIST.items()):
+        found = [zipf(w, wordlist, "small") for w in words]
+        score = sum(found) / len(words) if all(found) else 0.0
+        if score > top:
+            best, top, second = lang, score, top
+        elif score > second:
+            second = score
+    if top < MIN_WORD_ZIPF:
+        return None
     return Language(best, round(min(1.0, 0.5 + (top - second) / 4), 3), "wordfreq")
 
 
@@ -133,32 +238,36 @@ def detect_language(text: str) -> Language:
     'fr'
     >>> detect_language("WE SHOW THAT THE MODEL LEARNS THE TASK FROM A FEW EXAMPLES.").code
     'en'
+    >>> detect_language("ಮಾನವ ಹಕ್ಕುಗಳ ಸಾರ್ವತ್ರಿಕ ಘೋಷಣೆ").code
+    'kn'
     """
     counts = script_counts(text[:SCRIPT_CHARS])
     letters = sum(counts.values())
-    if letters < MIN_LETTERS and not (counts["han"] or counts["kana"] or counts["hangul"]):
-        return Language(UNDETERMINED, 0.0, "none")
-    cjk = counts["hangul"] + counts["kana"] + counts["han"]
+    cjk = sum(counts[s] for s in CJK_SCRIPTS)
     if cjk and cjk * 4 >= letters - cjk:  # one CJK character weighs about as much as a short word
         if counts["hangul"] >= max(1, counts["kana"], counts["han"] // 4):
             return Language("ko", round(counts["hangul"] / cjk, 3), "script")
         if counts["kana"]:
             return Language("ja", round(min(1.0, 0.9 + counts["kana"] / cjk), 3), "script")
         return _han_language(text, counts["han"])
-    script = max((s for s in counts if s not in ("hangul", "kana", "han")), key=lambda s: counts[s])
+    script = max((s for s in SCRIPTS if s not in CJK_SCRIPTS), key=lambda s: counts[s])
+    if script in _SINGLE_LANGUAGE_SCRIPT:  # one letter of it is enough ("এই")
+        return Language(_SINGLE_LANGUAGE_SCRIPT[script], round(counts[script] / letters, 3), "script")
+    if letters < MIN_LETTERS:
+        return Language(UNDETERMINED, 0.0, "none")
     share = round(counts[script] / letters, 3)
-    if script in _SINGLE_LANGUAGE_SCRIPT:
-        return Language(_SINGLE_LANGUAGE_SCRIPT[script], share, "script")
+    short = letters < SHORT_TEXT_LETTERS
+    trials = SHORT_TEXT_TRIALS if short else LANGDETECT_TRIALS
     if script in _SHARED_SCRIPT:
         allowed, fallback = _SHARED_SCRIPT[script]
-        for lang, prob in _langdetect(text):
-            if lang in allowed:
-                return Language(lang, round(prob, 3), "langdetect")
-        return Language(fallback, share * 0.5, "script")
-    if counts["latin"] < SHORT_TEXT_LETTERS:
-        return _wordfreq(text)
-    ranked = _langdetect(text)
-    if not ranked:
-        return Language(UNDETERMINED, 0.0, "langdetect")
-    lang, prob = ranked[0]
-    return Language(lang, round(prob, 3), "langdetect")
+        lang, prob = _by_langdetect(text, allowed, trials)
+        if not lang:
+            return Language(fallback, share * 0.5, "script")
+        return Language(lang, round(prob, 3), "langdetect")
+    if script == "latin":
+        if short and (found := _wordfreq(text)) is not None:
+            return found
+        lang, prob = _by_langdetect(text, LATIN_LANGUAGES, trials)
+    else:
+        lang, prob = _by_langdetect(text, None, trials)
+    return Language(lang, round(prob, 3), "langdetect") if lang else Language(UNDETERMINED, 0.0, "langdetect")
