@@ -5,7 +5,7 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from corpus_hygiene.clean import clean_text
@@ -152,6 +152,8 @@ TEXT_MACROS = sorted(
 
 @given(st.lists(st.tuples(words, st.sampled_from([None, *TEXT_MACROS])), min_size=1, max_size=12))
 def test_cleaning_never_drops_a_word_wrapped_in_text_macros(pieces):
+    # letter soup ftfy reads as mojibake ("ßØ" is NKo in UTF-8 read as Latin-1) is another test's subject
+    assume(not may_need_encoding_repair(" ".join(w for w, _ in pieces)))
     text = " ".join(w if m is None else f"\\{m}{{{w}}}" for w, m in pieces)
     cleaned = clean_text(text)
     assert cleaned.lost == ()
