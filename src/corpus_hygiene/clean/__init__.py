@@ -26,7 +26,7 @@ from corpus_hygiene.models import Cleaned
 
 # The steps that delete or join characters of words; the others change code points or spaces only.
 _MAY_REMOVE_WORDS = frozenset(("latex", "markdown", "soft_hyphens", "dehyphenation", "letter_spacing"))
-_MARKUP_LEFT = re.compile(r"[\\$`*_]")
+_MARKUP_LEFT = re.compile(r"[\\$`*_~]|--|''")
 
 
 def clean_text(text: str, lang: str | None = "en") -> Cleaned:
