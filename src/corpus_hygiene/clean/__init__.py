@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from corpus_hygiene.clean.encoding import may_need_encoding_repair, repair_encoding
-from corpus_hygiene.clean.latex import latex_to_unicode, may_contain_latex
+from corpus_hygiene.clean.latex import latex_to_unicode, may_contain_latex, prints_markup_as_typed
 from corpus_hygiene.clean.loss import lost_words
 from corpus_hygiene.clean.markdown import strip_emphasis
 from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible_chars, to_nfc
@@ -42,11 +42,13 @@ def clean_text(text: str, lang: str | None = "en") -> Cleaned:
     cleaned, repaired = _clean_once(text, lang)
     # Malformed markup can turn into new markup ("$\\{" → "${", "_`_`" → "``"), and removing a
     # control character can complete a mojibake sequence. Where such characters are left, run
-    # again until nothing changes, so cleaning is idempotent; clean text rarely has any.
+    # again until nothing changes, so cleaning is idempotent; clean text rarely has any. Verbatim
+    # content is LaTeX printed as typed: it is converted once (the one exception to idempotence).
+    steps = _STEPS[1:] if prints_markup_as_typed(text) else _STEPS
     for _ in range(3):
         if not (_MARKUP_LEFT.search(cleaned.text) or may_need_encoding_repair(cleaned.text)):
             break
-        again, _ = _clean_once(cleaned.text, lang)
+        again, _ = _clean_once(cleaned.text, lang, steps)
         if again.text == cleaned.text:
             break
         fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)
@@ -75,13 +77,13 @@ _STEPS = (
 )
 
 
-def _clean_once(text: str, lang: str | None) -> tuple[Cleaned, str]:
+def _clean_once(text: str, lang: str | None, steps=None) -> tuple[Cleaned, str]:
     """The cleaned text, and the text after encoding repair (what the loss guard compares with)."""
     with step("encoding"):
         text, repairs = repair_encoding(text)
     fixes = list(repairs)
     repaired = text
-    for name, fix in _STEPS:
+    for name, fix in steps or _STEPS:
         with step(name):
             fixed = fix(text, lang)
         if fixed != text:

@@ -10,29 +10,37 @@ class                         rule
 ============================  ==================================================================
 ``literal_characters``        ``%`` is a percent sign, never a comment (pylatexenc deletes the rest of
                               the line); ``&`` outside tables and ``#`` stay; a ``$`` that opens no
-                              math is a dollar ("$5 and $3"; ``find_math_spans`` below)
-``math_unicode``              math reads as Unicode: sub/superscripts (x², xᵢ, else ``^(…)``), ``^\circ``
-                              °, accents combined (Õ), ``\frac`` a/b, ``\sqrt[3]{x}`` ∛x, symbols
-                              pylatexenc lacks (``\ne`` ≠, ``\land`` ∧, ``\lor`` ∨, upgreek letters)
-``math_spacing``              spaces around math operators are kept ("σ → 0", "x ∈ ℝ"); operator
-                              names stand apart from letters ("n log n", "sin θ", ``\pmod{n}``
-                              "(mod n)"); ``\operatorname*`` and a macro script argument
-                              (``T_\mathrm{max}``) keep their text
-``math_environments``         ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray`` (and
+                              math is a dollar ("$5 and $3"; ``find_math_spans``); a text with no
+                              LaTeX in it (no macro, math, ````…''``, ``--`` or tie) is left as typed
+``symbols``                   symbols pylatexenc prints nothing for: ``\ne`` ≠, ``\land`` ∧, ``\lor``
+                              ∨, ``\neg`` ¬, ``\bot`` ⊥, ``\implies`` ⟹, upgreek letters (``\upalpha``
+                              α), ``\S`` §, ``\P`` ¶, ``\copyright`` ©, ``\pounds`` £, ``\textless`` <
+``math_unicode``              math reads as Unicode: sub/superscripts (x², xᵢ, else ``^(…)``), primes
+                              (f″), ``^\circ`` °, accents combined (Õ, A̅B̅), ``\frac`` a/b, ``\sqrt[3]``
+                              ∛, ``\binom`` C(n, k), ``\underset{x}{\min}`` minₓ; font letters stay
+                              plain letters (``\mathbf{W}`` W), ``\mathbb``/``\mathcal`` are symbols
+                              (ℝ, 𝒪)
+``math_spacing``              spaces around math operators are kept ("σ → 0", "x ∈ ℝ"); operator names
+                              stand apart from letters ("n log n", "sin θ", "a mod b", ``\pmod{n}``
+                              "(mod n)"); ``\operatorname*`` and unknown operators (``\argmax``) print
+                              their name
+``environments``              ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray`` (and
                               starred), ``\[ \]``, ``\( \)``, ``$$`` are math; rows are joined with
-                              "; ", matrix and array cells with ", " ("(a, b; c, d)"); tables in text
-                              the same, their column spec never printed
-``words_kept``                a macro never takes words with it: text and font macros, unknown macros
-                              (``\method{EXGRPO}``), ``\title``/``\author`` print their arguments;
-                              footnotes print " (note)"; headings (``\section*{…}``) their title only
+                              "; ", matrix, array and table cells with ", " ("(a, b; c, d)"), column
+                              specs never printed; ``\item`` is "•" (``\item[x]`` "x")
+``words_kept``                a macro never takes words with it: text and font macros, boxes (their
+                              text, not their size), unknown macros (``\method{EXGRPO}``),
+                              ``\LaTeX``, ``\title``/``\author``; footnotes print " (note)"; headings
+                              (``\section*{…}``) their title only
 ``urls``                      ``\url{u}`` and bare links print ``u`` as typed; ``\href{u}{text}``
                               "text (u)" (pylatexenc gives ``<u>`` or fails)
 ``verbatim``                  ``\verb|…|`` and ``verbatim`` content stays as typed
 ``citations_dropped``         ``\cite…``, ``\ref``, ``\label``, layout (``\vspace``, ``\color``,
-                              ``\includegraphics``), definitions (``\newcommand``, ``\def``) print
-                              nothing, with the space or tie before a citation
+                              ``\includegraphics``), definitions (``\newcommand``, ``\def``) and the
+                              title page (``\maketitle``) print nothing, with the space or tie before
 ``typography``                ``--`` –, ``---`` —, ````…''`` “…”, ``~`` a plain space (a tie) except
-                              "~10" after a space (an approximate number stays "~10")
+                              "~10" after a space (an approximate number stays "~10"); a control
+                              space, ``\`` at a line end, ``\newline`` a space
 ============================  ==================================================================
 
 Spaces after a control word are swallowed as TeX does (``\L ukasz`` Łukasz, ``\ie we`` "we"); a control
@@ -58,7 +66,7 @@ from pylatexenc.latexwalker import get_default_latex_context_db as get_walker_co
 MAX_DEPTH = 40  # nested groups converted; deeper ones are flattened (no recursion on hostile input)
 
 # ---- gates ------------------------------------------------------------------------------------
-_HAS_LATEX = re.compile(r"\\[A-Za-z]|\\[%&$#_{}\"'`^~.=([ ]|\$|``|--|\S~\S")
+_HAS_LATEX = re.compile(r"\\.|\$|``|--|\S~\S", re.S)
 
 
 def may_contain_latex(text: str) -> bool:
@@ -111,7 +119,8 @@ DROPPED = frozenset(
         "pageref label vspace hspace color includegraphics tag nonumber notag footnotemark hline cline "
         "toprule midrule bottomrule cmidrule bibliography bibliographystyle index usepackage "
         "documentclass setlength addtolength setcounter newcommand renewcommand providecommand "
-        "DeclareMathOperator newenvironment renewenvironment newtheorem def let"
+        "DeclareMathOperator newenvironment renewenvironment newtheorem def let maketitle tableofcontents "
+        "listoffigures listoftables printbibliography appendix clearpage newpage pagebreak"
     ).split()
 )
 # Argument specs ("*" a star, "[" an optional argument, "{" a mandatory one) where pylatexenc's are
@@ -209,6 +218,12 @@ _SYMBOLS = {
     "euro": "€",
     "degree": "°",
     "textdegree": "°",
+    "ddag": "‡",
+    "textless": "<",
+    "textgreater": ">",
+    "textbar": "|",
+    "textasciicircum": "^",
+    "textunderscore": "_",
     "bmod": f"{_WORD_OPEN}mod{_WORD_CLOSE}",
 }
 # Operators printed as their name ("log", "max"), standing apart from letters and digits.
@@ -704,6 +719,10 @@ def _math_pass(s: str, depth: int) -> str:
             out.append(_math_pass(arg, depth + 1))
         elif ch == "\\":
             i = _math_macro(s, i, out, depth)
+        elif ch == "'":  # primes: f′, f″, f‴
+            primes = len(s) - len(s[i:].lstrip("'")) - i
+            out.append({1: "′", 2: "″", 3: "‴"}.get(primes, "′" * primes))
+            i += primes
         else:
             out.append({"}": "", "%": "\\%", "#": "\\#", "&": " ", "~": " "}.get(ch, ch))
             i += 1
@@ -736,8 +755,8 @@ def _math_macro(s: str, i: int, out: list[str], depth: int) -> int:
         return i
     if name in _ACCENTS:
         arg, i = _take_arg(s, i)
-        inner = _math(arg, depth + 1)
-        out.append(inner[:1] + _ACCENTS[name] + inner[1:] if inner else "")
+        # on each letter of a longer argument ("\\overline{AB}" A̅B̅): the mark spans them all
+        out.append("".join(ch + _ACCENTS[name] if not ch.isspace() else ch for ch in _math(arg, depth + 1)))
     elif name in ("frac", "dfrac", "tfrac", "cfrac"):
         num, i = _take_arg(s, i)
         den, i = _take_arg(s, i)
@@ -749,6 +768,14 @@ def _math_macro(s: str, i: int, out: list[str], depth: int) -> int:
     elif name == "sqrt":
         (index, radicand), i = _args(s, i, "[{")
         out.append(_root(index, radicand or "", depth))
+    elif name in ("underset", "overset", "stackrel"):
+        (script, base), i = _args(s, i, "{{")
+        below = "_" if name == "underset" else "^"
+        out.append(_math(base or "", depth + 1) + _script(below, _math(script or "", depth + 1)))
+    elif name in ("xrightarrow", "xleftarrow"):
+        (under, over), i = _args(s, i, "[{")
+        arrow = "→" if name == "xrightarrow" else "←"
+        out.append(arrow + (_script("^", _math(over, depth + 1)) if over else ""))
     elif name in ("pmod", "mod", "pod"):
         arg, i = _take_arg(s, i)
         inner = _math(arg, depth + 1)
@@ -858,6 +885,15 @@ _VERBATIM = re.compile(
     r"|\\begin\{minted\}(?:\[[^\]]*\])?\{[^{}]*\}(.*?)\\end\{minted\}",
     re.S,
 )
+_PRINTS_AS_TYPED = re.compile(r"\\verb|\\begin\{(?:verbatim|Verbatim|lstlisting|alltt|minted)|\\textbackslash")
+
+
+def prints_markup_as_typed(text: str) -> bool:
+    """``text`` holds verbatim content or a ``\\textbackslash``: its conversion may print LaTeX as typed,
+    which converting again would change (so cleaning converts it once)."""
+    return _PRINTS_AS_TYPED.search(text) is not None
+
+
 _URL_MACRO = re.compile(r"\\(url|href)(?![A-Za-z])")
 _BARE_URL = re.compile(r"https?://[^\s{}\\<>\"]+[^\s{}\\<>\".,;:!?)\]]")
 _MATH_IN_TEXT = frozenset("sqrt frac dfrac tfrac binom ensuremath".split())
@@ -997,7 +1033,8 @@ def _text_macro(text: str, j: int, out: list[str], depth: int) -> int:
         while not spec and k < len(text) and text[k] == "{":  # a user's macro: its braced arguments
             arg, k = _take_arg(text, k)
             printed.append(arg)
-        out.extend(_text_mode(a, depth + 1) for a in (printed[-1:] if name in _LAST_ARGUMENT else printed))
+        printed = printed[-1:] if name in _LAST_ARGUMENT else printed
+        out.append(" ".join(_text_mode(a, depth + 1) for a in printed))
         return k if printed or spec else _skip_spaces(text, k)
     end = _args(text, k, spec)[1]
     out.append(_pylatexenc(text[j:end]))
