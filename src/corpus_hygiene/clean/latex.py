@@ -885,7 +885,7 @@ _VERBATIM = re.compile(
     r"|\\begin\{minted\}(?:\[[^\]]*\])?\{[^{}]*\}(.*?)\\end\{minted\}",
     re.S,
 )
-_PRINTS_AS_TYPED = re.compile(r"\\verb|\\textbackslash|\\begin\{(?:verbatim|Verbatim|lstlisting|alltt|minted)")
+_PRINTS_AS_TYPED = re.compile(r"\\verb|\\textbackslash|\\begin\{(?:[Vv]erbatim|lstlisting|alltt|minted)")
 
 
 def prints_markup_as_typed(text: str) -> bool:
