@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # pytest-xdist processes: the slow tests mostly wait on servers, clusters and schedules, so two share 2 cores.
 TEST_WORKERS ?= 2
 
-.PHONY: setup setup-dev run test test-fast bench bench-e2e bench-large bench-datatrove lint clean help
+.PHONY: setup setup-dev run test test-fast fuzz bench bench-e2e bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
 	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
+	@echo "make fuzz FUZZ_EXAMPLES=5000   the fuzz tests with many generated paragraphs"
 	@echo "make lint   ruff"
 
 .tools/bin/uv:
@@ -61,6 +62,13 @@ test: setup-dev
 
 test-fast: setup-dev
 	$(VENV)/bin/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+
+# The fuzz tests (generated LaTeX, markdown, mojibake, scripts through the per-paragraph function) with many
+# examples; hypothesis prints how many ran and what failed.
+FUZZ_EXAMPLES ?= 5000
+fuzz: setup-dev
+	HYPOTHESIS_PROFILE=fuzz FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/python -m pytest tests/test_fuzz.py \
+		-p no:xdist --hypothesis-show-statistics -q
 
 # Benchmarks read ../shared at run time; figures go to benchmarks/results/*.json. BENCH_MB sets corpus size.
 BENCH_MB ?= 50

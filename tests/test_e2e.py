@@ -322,3 +322,38 @@ def test_a_first_run_that_fails_its_gates_leaves_nothing_beside_the_dataset(tmp_
     proc = run_hygiene(EXAMPLES, tmp_path / "out", "--policy", str(strict))
     assert proc.returncode == 1 and "gate failed, nothing published: quarantine_share" in proc.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["reports"]  # the report says why
+
+
+HOSTILE_LATEX = [
+    r"We compute \sqrt[3]{n} in running text for every sample of the corpus and report the results.",
+    r"Our code is at \href{http://x.org/a%20b}{\textbf{our} code}, with every experiment of the paper.",
+    "{" * 5000 + "deeply nested braces around a sentence about graph models" + "}" * 5000,
+    "$" * 20000,
+    r"\def\x{\x} We define a macro that recurses forever \x and use it in this abstract about graphs.",
+    r"\newcommand{\y}[1]{\y{#1}} A recursive command \y{a} appears in this abstract about language models.",
+    r"Unclosed groups {\textbf{bold {text and \emph{more words in this abstract about learning systems",
+    "\\textbf{" * 3000 + "nested macros three thousand deep in a paragraph about retrieval",
+    r"\begin{equation} E = mc^2 \end{equation} shows that energy and mass are equivalent in this model.",
+]
+
+
+def test_hostile_latex_publishes_and_accounts_for_every_paragraph(tmp_path):
+    """The crashers of LaTeX converters (deep braces, thousands of dollars, recursive definitions,
+    unclosed groups) cannot fail a run: it publishes, and every paragraph is in exactly one table."""
+    root = tmp_path / "in"
+    root.mkdir()
+    normal = [f"{ABSTRACT_STEM} Variant {i} studies {w} on held-out data." for i, w in enumerate(WORDS)]
+    (root / "hostile.txt").write_text("ICLR 2026 Papers\n\n" + "\n\n".join(HOSTILE_LATEX + normal) + "\n")
+    proc = run_hygiene(root, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    t = tables(tmp_path / "clean")
+    rows = [r for name in t for r in t[name]]
+    assert len(rows) == len(HOSTILE_LATEX) + len(normal)
+    assert not [r for r in t["quarantine"] if r["reason"] == "processing_error"]
+    texts = {r["source_line"]: r["text"] for r in t["records"]}
+    assert "we compute ∛n in running text" in texts[3].lower()
+    assert "our code (http://x.org/a%20b)" in texts[5]
+
+
+ABSTRACT_STEM = "We study how a small verifier improves retrieval augmented generation across benchmarks."
+WORDS = ("graphs", "trees", "tables", "images", "speech", "code", "proofs", "maps", "music", "video", "law")

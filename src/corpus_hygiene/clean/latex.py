@@ -918,10 +918,10 @@ def latex_to_unicode(text: str) -> str:
     return shelf.restore(_text_mode("".join(pieces), 0))
 
 
-def _protect_urls(text: str, shelf: _Shelf) -> str:
-    """``\\url{u}`` → u and ``\\href{u}{text}`` → "text (u)" (the text still LaTeX), bare links: each
-    URL kept as typed, out of the converter's reach."""
-    if "\\url" in text or "\\href" in text:
+def _protect_urls(text: str, shelf: _Shelf, depth: int = 0) -> str:
+    """``\\url{u}`` → u and ``\\href{u}{text}`` → "text (u)" (the text still LaTeX, its own links
+    protected too), bare links: each URL kept as typed, out of the converter's reach."""
+    if ("\\url" in text or "\\href" in text) and depth <= MAX_DEPTH:
         out, i = [], 0
         while (m := _URL_MACRO.search(text, i)) is not None:
             url, end = _take_arg(text, m.end())
@@ -930,7 +930,7 @@ def _protect_urls(text: str, shelf: _Shelf) -> str:
                 out.append(shelf.put(url))
             else:
                 label, end = _take_arg(text, end)
-                out.append(f"{{{label}}} ({shelf.put(url)})")
+                out.append(f"{{{_protect_urls(label, shelf, depth + 1)}}} ({shelf.put(url)})")
             i = end
         text = "".join(out) + text[i:]
     return _BARE_URL.sub(lambda m: shelf.put(m.group(0)), text)
