@@ -4,9 +4,10 @@ The inventory is taken from the text as the markup steps receive it (after ftfy'
 which fixes characters, never words) and compared with the cleaned text. Markup removal may drop
 only what LaTeX never prints: command names (``\texttt``, ``\alpha``: the name, not its argument),
 the macros of ``latex.DROPPED`` with their arguments (citation keys, labels), environment names and
-their arguments (a table's column spec), braces and math delimiters. Every other word must still be in the cleaned text, where it is looked for folded
-(NFKD, combining marks and case removed, letters and digits only), so that ``x_{ij}`` → ``xᵢⱼ``,
-``intro- duce`` → ``introduce`` and ``\"o`` → ``ö`` keep their words.
+their arguments (a table's column spec), braces and math delimiters. Every other word must still be
+in the cleaned text, where it is looked for folded (NFKD, combining marks and case removed, letters
+and digits only), so that ``x_{ij}`` → ``xᵢⱼ``, ``intro- duce`` → ``introduce`` and ``\"o`` → ``ö``
+keep their words.
 
 >>> lost_words(r"Explanatory GRPO (\texttt{EXGRPO}) uses", "Explanatory GRPO () uses")
 ('EXGRPO',)
