@@ -233,8 +233,8 @@ def evaluate_gates(
         GateResult(
             "processing_errors",
             errors / ingested <= g["max_processing_error_share"],
-            f"{errors} records or files quarantined as processing_error ({errors / ingested:.1%} of "
-            f"ingested); the policy allows {g['max_processing_error_share']:.0%}",
+            f"{errors} quarantined as processing_error ({errors / ingested:.1%} of ingested); the policy "
+            f"allows {g['max_processing_error_share']:.0%}",
         ),
         GateResult(
             "schema",

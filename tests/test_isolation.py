@@ -97,7 +97,7 @@ def test_the_processing_error_gate_fails_above_the_policy_share(policy):
     gates = {g.name: g for g in failing}
     assert not gates["processing_errors"].passed
     assert gates["processing_errors"].detail == (
-        "3 records or files quarantined as processing_error (1.5% of ingested); the policy allows 1%"
+        "3 quarantined as processing_error (1.5% of ingested); the policy allows 1%"
     )
     ok = {g.name: g for g in evaluate_gates(counts, _empty_frames(), policy, reasons={"processing_error": 2})}
     assert ok["processing_errors"].passed

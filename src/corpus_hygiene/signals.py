@@ -23,11 +23,15 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from corpus_hygiene.unicode_marks import MARKS
+
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, Han
-_WORD = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")  # one CJK character, or a run of other letters and digits
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f"  # kana, Han, Thai: no spaces
+# one CJK character, or a run of other letters, digits and combining marks (an Indic word is one word)
+_WORD = re.compile(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[{MARKS}])+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
+_MARK = re.compile(f"[{MARKS}]")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}\b")
 _MAYBE_PHONE = re.compile(r"\+\s*\d[\d\s().-]{5,}\d")  # only such texts go to phonenumbers
@@ -76,8 +80,10 @@ def stop_words(lang: str) -> frozenset[str] | None:
 
     from corpus_hygiene.wordlists import top_words
 
-    if lang not in available_languages(wordlist="small") or lang == "ko":
-        return None  # wordfreq splits Korean words into morphemes (particles apart): no list of words
+    if lang not in available_languages(wordlist="small") or lang in ("ko", "ta"):
+        # wordfreq splits Korean words into morphemes (particles apart): no list of words; Tamil glues
+        # its function words to the word as suffixes (UDHR paragraphs: median share 5%)
+        return None
     if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
         return frozenset(w for w in top_words(lang, 4 * STOP_WORDS_PER_LANGUAGE) if len(w) == 1)
     return frozenset(top_words(lang, STOP_WORDS_PER_LANGUAGE))
@@ -138,10 +144,12 @@ def signals_of(text: str, lang: str) -> Signals:
     tokens = words(text)
     non_space = len(text) - sum(map(text.count, " \n\t"))
     stops = stop_words(lang)
+    # a combining mark (an Indic vowel sign) is part of a letter in the letter share
+    marks = 0 if text.isascii() else len(_MARK.findall(text))
     return Signals(
         n_words=len(tokens),
         mean_word_length=sum(map(len, tokens)) / len(tokens) if tokens else 0.0,
-        alpha_share=len(_NOT_LETTER.sub("", text)) / non_space if non_space else 0.0,
+        alpha_share=(len(_NOT_LETTER.sub("", text)) + marks) / non_space if non_space else 0.0,
         stopword_share=(
             None if stops is None else (sum(1 for w in tokens if w in stops) / len(tokens) if tokens else 0.0)
         ),

@@ -1,9 +1,9 @@
 """Exact-duplicate keys and stable record ids.
 
 The key is computed from the cleaned text and never stored as text: NFKC (ligatures, full-width
-forms, superscripts → plain), case-folded, and with everything that is not a letter or a digit
-removed (punctuation, whitespace, combining marks left over after NFKC). Two copies that differ only
-in those respects get the same key, and so the same ``record_id``.
+forms, superscripts → plain), case-folded, and with everything that is not a letter, a digit or a
+combining mark removed (punctuation, whitespace; the vowel signs of Indic scripts are letters' parts).
+Two copies that differ only in those respects get the same key, and so the same ``record_id``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import unicodedata
 import numpy as np
 import pyarrow as pa
 
-_NOT_ALNUM = re.compile(r"[\W_]+")
+from corpus_hygiene.unicode_marks import MARKS
+
+_NOT_ALNUM = re.compile(f"[^\\w{MARKS}]+|_+")
 
 
 def dedup_key(text: str) -> str:
@@ -23,6 +25,8 @@ def dedup_key(text: str) -> str:
 
     >>> dedup_key("The ﬁrst  Model") == dedup_key("the first model.")
     True
+    >>> dedup_key("कम") == dedup_key("काम")  # "less", "work": a vowel sign apart
+    False
     """
     return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from corpus_hygiene.unicode_marks import MARKS
+
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_WORD = re.compile(r"[^\W_]+")
+_WORD = re.compile(f"(?:[^\\W_]|[{MARKS}])+")  # letters, digits and combining marks (Indic words)
 
 
 def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:

@@ -1,0 +1,21 @@
+"""Combining marks as a regular-expression class: Python's ``\\w`` leaves them out, so a word of an
+Indic script ("हिन्दी": consonants joined by vowel signs and viramas) would split at every mark."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def _mark_ranges(last: int = 0x1FFFF) -> str:
+    """Every combining mark (Mn, Mc, Me) up to ``last``, as ranges for a ``[...]`` class."""
+    ranges: list[list[int]] = []
+    for code in range(0x300, last + 1):
+        if unicodedata.category(chr(code))[0] == "M":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+MARKS = _mark_ranges()
