@@ -11,8 +11,9 @@ random unless seeded. So, in order:
    script's languages, and falls back to the script's main language.
 4. Latin script. Short text (a header label, a heading): when every word is a known word of one
    language's wordfreq list and that language scores best, it decides; otherwise langdetect chooses
-   among the Latin-script languages. Longer text: langdetect on a window from the middle (a licence
-   line or an HTTP header before the abstract does not decide); a weak decision reads the whole text.
+   among the Latin-script languages. Longer text: langdetect on a window a quarter into the text (a
+   licence line or an HTTP header before the abstract does not decide); a weak decision reads the
+   whole text.
 5. Letters of any other script go to langdetect unrestricted: never straight to "und".
 Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are too few letters.
 """
@@ -183,16 +184,16 @@ def _choose(ranked: list[tuple[str, float]], allowed: frozenset[str] | set[str] 
 
 
 def window(text: str) -> str:
-    """The ``PREFIX_CHARS`` characters langdetect reads first: from the middle of a longer text, so
-    that a licence line or a header before (or after) the abstract does not decide it; starting at a
-    word.
+    """The ``PREFIX_CHARS`` characters langdetect reads first: from a quarter into a longer text, so
+    that a licence line or a header before the abstract does not decide it, while a bilingual abstract
+    (an English one, then its French résumé) is read in its first language; starting at a word.
 
-    >>> window("header " * 30 + "body " * 200)[:9]
+    >>> window("header " * 40 + "body " * 200)[:9]
     'body body'
     """
     if len(text) <= PREFIX_CHARS:
         return text
-    start = (len(text) - PREFIX_CHARS) // 2
+    start = min(len(text) // 4, len(text) - PREFIX_CHARS)
     space = text.find(" ", start, start + 40)
     start = space + 1 if space != -1 else start
     return text[start : start + PREFIX_CHARS]
