@@ -915,7 +915,7 @@ def latex_to_unicode(text: str) -> str:
         pieces.append(shelf.put(math_to_unicode(content)))
         last = end
     pieces.append(text[last:])
-    return shelf.restore(_text_mode("".join(pieces), 0))
+    return _words_spaced(shelf.restore(_text_mode("".join(pieces), 0)))
 
 
 def _protect_urls(text: str, shelf: _Shelf, depth: int = 0) -> str:
@@ -1019,6 +1019,9 @@ def _text_macro(text: str, j: int, out: list[str], depth: int) -> int:
         end = _args(text, k, spec or "{")[1]
         out.append(math_to_unicode(text[j:end]))
         return end
+    if name in OPERATORS:  # a math operator outside math: its word, apart from the words beside it
+        out.append(f"{_WORD_OPEN}{name}{_WORD_CLOSE}")
+        return k
     if name in _SYMBOLS or name in _SPACE_WORDS:
         out.append(_SYMBOLS.get(name, " "))
         return _skip_spaces(text, k)
