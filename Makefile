@@ -77,6 +77,7 @@ bench: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_clean --mb $(BENCH_MB)
 	$(VENV)/bin/python -m benchmarks.bench_text_quality
 	$(VENV)/bin/python -m benchmarks.bench_language
+	$(VENV)/bin/python -m benchmarks.bench_bombs
 	$(VENV)/bin/python -m benchmarks.bench_dedup --bases 300
 	$(VENV)/bin/python -m benchmarks.bench_checks --rows 1000000
 	$(VENV)/bin/python -m benchmarks.bench_report --records 100000

@@ -31,7 +31,7 @@ ISO_639_1 = frozenset(
 ) | {"und"}
 
 MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"
-INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 

@@ -208,3 +208,10 @@ def test_the_residue_check_accepts_every_output_without_a_math_span_or_a_command
     out = clean_text(text).text
     flagged = bool(has_latex_residue(pd.Series([out], dtype="str"))[0])
     assert flagged == bool(find_math_spans(out) or re.search(r"\\[A-Za-z]+|\\[%&${}]", out))
+
+
+def test_bidi_controls_are_removed_and_recorded():
+    """Trojan-Source text: bidi overrides and isolates reorder what a reader sees; stored text has none."""
+    cleaned = clean_text("access \u202e\u2066 level check \u2069\u2066 granted for admins only")
+    assert cleaned.text == "access level check granted for admins only"
+    assert "invisible_chars" in cleaned.fixes

@@ -97,7 +97,11 @@ def test_the_console_script_exits_with_validates_code_and_its_one_line(tmp_path)
         (["--workers", "0"], "--workers must be at least 1 (got 0)"),
         (["--workers", "-1"], "--workers must be at least 1 (got -1)"),
         (["--workers", "2", "--dask-address", "tcp://127.0.0.1:8786"], "give one of them"),
-        (["--max-file-mb", "-3"], "--max-file-mb must be positive (got -3)"),
+        (["--max-file-mb", "-3"], "--max-file-mb must be a positive number of MB up to 2**40 (got -3)"),
+        (["--max-file-mb", "nan"], "--max-file-mb must be a positive number of MB up to 2**40 (got nan)"),
+        (["--max-file-mb", "inf"], "--max-file-mb must be a positive number of MB up to 2**40 (got inf)"),
+        (["--wait", "nan"], "--wait must be 0 or more seconds (got nan)"),
+        (["--wait", "inf"], "--wait must be 0 or more seconds (got inf)"),
     ],
 )
 @pytest.mark.parametrize("command", ["run", "serve"])
@@ -305,3 +309,30 @@ def test_a_failure_at_run_time_ends_in_one_line_and_exit_1_with_the_traceback_on
     assert last.startswith("hygiene: run failed: not published: [Errno 17] File exists:")
     assert "Traceback" not in quiet.stdout + quiet.stderr and "Traceback" in loud.stderr
     assert not (tmp_path / "clean").exists() and (tmp_path / ".clean.versions").is_file()
+
+
+def test_a_users_folder_as_dataset_dir_is_refused_before_any_work_and_left_alone(tmp_path, capsys):
+    """A folder holding a manifest.json among the user's files is not a dataset of this tool's: refused
+    with exit 2 and one line, every file as it was (it used to be adopted, then removed)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "manifest.json").write_text('{"run_id": "x", "outputs": {}}')
+    (mine / "thesis.tex").write_text("precious")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(EXAMPLES), "--dataset-dir", str(mine), "--reports-dir", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"hygiene: error: --dataset-dir {str(mine)!r} holds files this tool did not write; " + (
+        "choose an empty or new --dataset-dir"
+    )
+    assert sorted(p.name for p in mine.iterdir()) == ["manifest.json", "thesis.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+
+
+def test_reports_inside_the_dataset_are_refused(tmp_path, capsys):
+    data = tmp_path / "clean"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(EXAMPLES), "--dataset-dir", str(data), "--reports-dir", str(data / "reports")])
+    assert exit_info.value.code == 2
+    assert "is inside --dataset-dir, which each publish replaces" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

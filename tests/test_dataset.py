@@ -129,9 +129,28 @@ def test_existing_folder_with_other_files_is_not_touched(tmp_path):
     target = tmp_path / "clean"
     target.mkdir()
     (target / "thesis.tex").write_text("precious")
-    with pytest.raises(PublishError, match="not a corpus-hygiene dataset"):
+    with pytest.raises(PublishError, match="holds files this tool did not write"):
         publish(target, "run-1", _tables(1), {})
     assert (target / "thesis.tex").read_text() == "precious"
+
+
+def test_cleanup_and_retention_remove_only_what_this_tool_wrote(tmp_path):
+    from corpus_hygiene.publish.dataset import versions_dir
+
+    target = tmp_path / "clean"
+    publish(target, "run-1", _tables(1), {})
+    versions = versions_dir(target)
+    kept_by_user = publish(tmp_path / "other", "run-2", _tables(1), {})
+    os.rename(kept_by_user, versions / "run-2")
+    (versions / "run-2" / "notes.txt").write_text("mine")  # a version the user added a file to
+    (versions / "user.partial").mkdir()  # a folder named like an unfinished version, not the tool's
+    (versions / "user.partial" / "data.csv").write_text("1,2")
+    for run in ("run-3", "run-4"):
+        publish(target, run, _tables(1), {})
+    names = sorted(p.name for p in versions.iterdir())
+    assert names == ["run-2", "run-3", "run-4", "user.partial"]  # run-1 went: the tool's, superseded
+    assert (versions / "run-2" / "notes.txt").read_text() == "mine"
+    assert (versions / "user.partial" / "data.csv").read_text() == "1,2"
 
 
 def test_existing_real_dataset_folder_is_adopted_then_replaced(tmp_path):

@@ -122,6 +122,8 @@ bombs = st.one_of(
     st.integers(1, 3000).map(lambda n: "\\textbf{" * n + "deep"),
     st.integers(1, 2000).map(lambda n: "$x" + "^{" * n + "y" + "}" * n + "$"),
     st.integers(1, 2000).map(lambda n: "\\begin{itemize}" * n),
+    st.integers(1, 3000).map(lambda n: "*a **b *c " * n),  # emphasis that never closes
+    st.integers(1, 6000).map(lambda n: "_a_" * n + "`" * n),
 )
 scripts = st.text(
     alphabet=st.characters(

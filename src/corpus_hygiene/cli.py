@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import socket
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from corpus_hygiene import __version__
+from corpus_hygiene.publish.owner import dataset_dir_problem
 from corpus_hygiene.settings import apply_defaults
 
 
@@ -77,13 +79,19 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return f"--workers must be at least 1 (got {args.workers})"
     if args.workers > 1 and args.dask_address:
         return "--workers makes a local Dask cluster and --dask-address uses another: give one of them"
-    if args.wait < 0:
+    if not (math.isfinite(args.wait) and args.wait >= 0):
         return f"--wait must be 0 or more seconds (got {args.wait:g})"
-    if args.max_file_mb is not None and args.max_file_mb <= 0:
-        return f"--max-file-mb must be positive (got {args.max_file_mb:g})"
+    mb = args.max_file_mb
+    if mb is not None and not (math.isfinite(mb) and 0 < mb <= 2**40):
+        return f"--max-file-mb must be a positive number of MB up to 2**40 (got {mb:g})"
     for option, folder in (("--dataset-dir", args.dataset_dir), ("--reports-dir", args.reports_dir)):
         if _unwritable(Path(folder)):
             return f"{option} {folder!r} cannot be created or written"
+    if problem := dataset_dir_problem(args.dataset_dir):
+        return problem
+    dataset, reports = Path(args.dataset_dir).absolute(), Path(args.reports_dir).absolute()
+    if reports == dataset or dataset in reports.parents:
+        return f"--reports-dir {args.reports_dir!r} is inside --dataset-dir, which each publish replaces"
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()

@@ -13,10 +13,14 @@ import re
 _URL = re.compile(r"https?://\S+|www\.\S+")
 # A run of markers opens when followed by non-space, closes when preceded by non-space; the text
 # between does not start or end with a space. Underscores must not touch a letter or digit outside.
-_STRONG_STAR = re.compile(r"(?<!\*)\*\*(?=\S)(.+?)(?<=\S)\*\*(?!\*)")
-_STRONG_UNDER = re.compile(r"(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")
-_EM_STAR = re.compile(r"(?<![*\\])\*(?=[^\s*])(.+?)(?<=[^\s*\\])\*(?!\*)")
-_EM_UNDER = re.compile(r"(?<![\w_\\])_(?=[^\s_])(.+?)(?<=[^\s_\\])_(?![\w_])")
+# An emphasised span is at most MAX_SPAN characters: an opener without a closer then costs a bounded
+# scan, and a paragraph of thousands of unmatched markers is cleaned in linear time.
+MAX_SPAN = 300
+_SPAN = f"(.{{1,{MAX_SPAN}}}?)"
+_STRONG_STAR = re.compile(r"(?<!\*)\*\*(?=\S)" + _SPAN + r"(?<=\S)\*\*(?!\*)")
+_STRONG_UNDER = re.compile(r"(?<![\w_])__(?=\S)" + _SPAN + r"(?<=\S)__(?![\w_])")
+_EM_STAR = re.compile(r"(?<![*\\])\*(?=[^\s*])" + _SPAN + r"(?<=[^\s*\\])\*(?!\*)")
+_EM_UNDER = re.compile(r"(?<![\w_\\])_(?=[^\s_])" + _SPAN + r"(?<=[^\s_\\])_(?![\w_])")
 _MAY_HAVE = re.compile(r"[*_]")
 
 

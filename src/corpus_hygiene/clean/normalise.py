@@ -11,7 +11,7 @@ import unicodedata
 
 # C0/C1 controls (tab and line breaks are whitespace, handled below), zero-width and bidi formatting
 # characters, the BOM and word joiner. The soft hyphen is the PDF stage's business.
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _SPACE_RUN = re.compile(r"\s+")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
 # A line break between two CJK characters is a hard wrap, not a word space: Chinese and Japanese
@@ -24,6 +24,8 @@ def remove_invisible_chars(text: str) -> str:
 
     >>> remove_invisible_chars("zero\\u200bwidth")
     'zerowidth'
+    >>> remove_invisible_chars("access \\u202e\\u2066level\\u2069\\u202c granted")  # Trojan Source
+    'access level granted'
     """
     return _INVISIBLE.sub("", text)
 

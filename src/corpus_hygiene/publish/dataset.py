@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from corpus_hygiene.atomic import json_document
 from corpus_hygiene.pipeline.rows import to_arrow
+from corpus_hygiene.publish.owner import OWNER_MARK, dataset_dir_problem, made_by_this_tool
 
 SCHEMA_VERSION = 2
 
@@ -191,23 +192,20 @@ def run_outputs(dataset_dir: Path | str, reports_dir: Path | str) -> Callable[[P
 
 def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
     """Make room for the symlink when DATASET_DIR is a real folder (first run, or a copied dataset)."""
+    if problem := dataset_dir_problem(dataset_dir):
+        raise PublishError(problem)
     if dataset_dir.is_symlink() or not dataset_dir.exists():
         return
-    if not dataset_dir.is_dir():
-        raise PublishError(f"{dataset_dir} exists and is not a folder; choose another --dataset-dir")
-    contents = list(dataset_dir.iterdir())
-    if not contents:
+    if next(dataset_dir.iterdir(), None) is None:
         dataset_dir.rmdir()
         return
-    if not (dataset_dir / "manifest.json").is_file():
-        raise PublishError(
-            f"{dataset_dir} holds files that are not a corpus-hygiene dataset; "
-            "choose an empty or new --dataset-dir"
-        )
-    # A real folder holding an earlier dataset: move it among the versions, then link to it, so the
-    # swap below stays a single rename.
+    # A real folder holding a dataset this tool wrote: move it among the versions, then link to it, so
+    # the swap below stays a single rename.
     legacy = versions / "00000000T000000Z-adopted"  # sorts before every run id
-    shutil.rmtree(legacy, ignore_errors=True)
+    if legacy.exists():
+        if not made_by_this_tool(legacy):
+            raise PublishError(f"{legacy} is in the way and is not this tool's; move it")
+        shutil.rmtree(legacy)
     os.rename(dataset_dir, legacy)
     os.symlink(os.path.relpath(legacy, dataset_dir.parent), dataset_dir)
 
@@ -225,13 +223,15 @@ class StagedVersion:
         self.versions = versions_dir(self.dataset_dir)
         self.versions.mkdir(exist_ok=True)
         for stale in self.versions.glob("*.partial"):  # left by a run that died mid-publish
-            shutil.rmtree(stale, ignore_errors=True)
+            if made_by_this_tool(stale):
+                shutil.rmtree(stale, ignore_errors=True)
         for stale in self.dataset_dir.parent.glob(f".{self.dataset_dir.name}.link-*"):  # likewise
             if stale.is_symlink():
                 stale.unlink()
         _adopt_existing(self.dataset_dir, self.versions)
         self.path = self.versions / f"{run_id}.partial"
         self.path.mkdir()
+        (self.path / OWNER_MARK).write_text(run_id + "\n", "utf-8")
         self.outputs: dict[str, dict] = {}
         self.open = True  # until committed or discarded
 
@@ -246,7 +246,8 @@ class StagedVersion:
 
     def discard(self) -> None:
         self.open = False
-        shutil.rmtree(self.path, ignore_errors=True)
+        if made_by_this_tool(self.path):
+            shutil.rmtree(self.path, ignore_errors=True)
 
     def commit(
         self,
@@ -268,6 +269,7 @@ class StagedVersion:
             path.write_text(content(outputs) if callable(content) else content, "utf-8")
             outputs[name] = {"sha256": sha256_file(path)}
         full_manifest = dict(manifest, schema_version=SCHEMA_VERSION, run_id=self.run_id, outputs=outputs)
+        (staging / OWNER_MARK).unlink()  # from here the manifest lists every file the version holds
         tmp = staging / "manifest.json.tmp"
         tmp.write_bytes(json_document(full_manifest))
         with open(tmp, "rb+") as fh:
@@ -352,7 +354,8 @@ def _prune(versions: Path, keep: set) -> None:
     """Remove every complete version but ``keep`` (the new one and the one published before it)."""
     for path in versions.iterdir():
         if path.is_dir() and not path.name.endswith(".partial") and path.name not in keep:
-            shutil.rmtree(path, ignore_errors=True)
+            if made_by_this_tool(path):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def version_folder(dataset_dir: Path | str) -> Path:

@@ -1,0 +1,44 @@
+"""What this tool made, and may therefore move or remove: nothing else is ever touched.
+
+Light on purpose (no Arrow): the CLI asks it before any work.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# Written in a version folder while this tool writes it (removed when the version is complete): a
+# ``.partial`` folder without it is not this tool's to remove.
+OWNER_MARK = ".corpus-hygiene-partial"
+
+
+def made_by_this_tool(folder: Path) -> bool:
+    """``folder`` holds nothing but what this tool wrote there: a version being written (it carries
+    ``OWNER_MARK``), or a complete version, every file of which its manifest lists. A folder the user
+    added a file to, or any other folder, is left alone by cleanup, retention and adoption."""
+    try:
+        names = {path.name for path in folder.iterdir()}
+        if OWNER_MARK in names:
+            return True
+        manifest = json.loads((folder / "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
+    return isinstance(outputs, dict) and "run_id" in manifest and names <= set(outputs) | {"manifest.json"}
+
+
+def dataset_dir_problem(dataset_dir: Path | str) -> str | None:
+    """Why DATASET_DIR cannot take a dataset, or None: it may be missing, an empty folder, this tool's link
+    or a version this tool wrote (a copied dataset); anything else is the user's and is left alone."""
+    dataset_dir = Path(dataset_dir)
+    if dataset_dir.is_symlink() or not dataset_dir.exists():
+        return None
+    if not dataset_dir.is_dir():
+        return f"--dataset-dir {str(dataset_dir)!r} exists and is not a folder; choose another --dataset-dir"
+    if next(dataset_dir.iterdir(), None) is None or made_by_this_tool(dataset_dir):
+        return None
+    return (
+        f"--dataset-dir {str(dataset_dir)!r} holds files this tool did not write; "
+        "choose an empty or new --dataset-dir"
+    )
