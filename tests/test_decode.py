@@ -1,7 +1,7 @@
 import codecs
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from corpus_hygiene.ingest.decode import BinaryContent, decode_bytes
@@ -110,6 +110,8 @@ def test_decoding_arbitrary_bytes_never_raises_anything_but_binary_content(data)
 
 @given(st.text(max_size=2000))
 def test_any_utf8_text_round_trips(text):
+    # NULs between characters are UTF-16's byte pattern: such text is the wide-encoding tests' subject
+    assume("\x00" not in text)
     try:
         decoded = decode_bytes(text.encode("utf-8"))
     except BinaryContent:
@@ -125,3 +127,19 @@ def test_mojibake_full_of_c1_characters_is_text_not_binary():
     assert sum("\x80" <= c <= "\x9f" for c in mojibake) > 0.01 * len(mojibake)
     decoded = decode_bytes(("ICLR 2026 Papers\n\n" + mojibake).encode("utf-8"))
     assert decoded.encoding == "utf_8" and mojibake in decoded.text
+
+
+WIDE_TEXTS = {
+    "en": "ICLR 2026 Papers\n\nWe study graph neural networks for molecules and report every result.\n",
+    "zh": "ICLR 2026 论文列表\n\n我们提出了一种新的图神经网络方法，并在四个基准数据集上验证了其有效性。\n",
+}
+
+
+@pytest.mark.parametrize("codec", ["utf_16_le", "utf_16_be", "utf_32_le", "utf_32_be"])
+@pytest.mark.parametrize("lang", sorted(WIDE_TEXTS))
+def test_utf16_and_utf32_without_bom_are_read_in_english_and_chinese(codec, lang):
+    """Where the NUL bytes fall tells UTF-32 and UTF-16 apart, even in Chinese (NULs only from spaces,
+    digits, line breaks, and 一 = U+4E00 on the other side); these were quarantined as binary."""
+    decoded = decode_bytes(WIDE_TEXTS[lang].encode(codec))
+    assert (decoded.text, decoded.encoding) == (WIDE_TEXTS[lang], codec)
+    assert decoded.repairs == ((codec[:3] + codec[4:6]) + "_without_bom",)

@@ -1,6 +1,6 @@
 """Bytes → text, with the encoding used and how sure we are of it.
 
-Order: BOM (UTF-8/16/32) → strict UTF-8 → UTF-16 without BOM (NUL-byte pattern) → charset detection
+Order: BOM (UTF-8/16/32) → strict UTF-8 → UTF-32/UTF-16 without BOM (NUL-byte pattern) → charset detection
 (charset-normalizer) among the encodings abstracts are actually written in. A file that fails all of
 these, or that decodes to text full of control characters, is binary.
 
@@ -89,20 +89,36 @@ def _mostly_utf8(data: bytes) -> tuple[str, tuple[str, ...]] | None:
     return text, (f"invalid_utf8_bytes_as_cp1252:{bad}",)
 
 
-def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
-    """UTF-16 text with no BOM shows NULs at every other byte for ASCII-range characters."""
-    if len(data) < 4:
+def _wide_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-32 or UTF-16 text with no BOM, told by where its NUL bytes fall: UTF-32 puts a NUL in the
+    top byte of every unit (and nearly always the next); UTF-16 puts NULs on one byte parity only, the
+    high byte of every character below U+0100 (spaces, digits, line breaks even in Chinese text)."""
+    if len(data) < 16:
         return None
-    sample = data[:4096]
-    even_nul = sample[0::2].count(0) / max(1, len(sample[0::2]))
-    odd_nul = sample[1::2].count(0) / max(1, len(sample[1::2]))
-    for codec, nul_share, other in (("utf_16_le", odd_nul, even_nul), ("utf_16_be", even_nul, odd_nul)):
-        if nul_share > 0.3 and other < 0.05:
+    sample = data[: 4096 - 4096 % 4]
+    for codec, top, plane in (
+        ("utf_32_le", sample[3::4], sample[2::4]),
+        ("utf_32_be", sample[0::4], sample[1::4]),
+    ):
+        # the top byte always 0, the plane byte nearly always (text is mostly in the Basic Multilingual Plane)
+        if not top.strip(b"\x00") and max(plane, default=0) <= 0x10 and plane.count(0) * 10 >= len(plane) * 9:
+            try:
+                return _decode_unit_tail(data, codec, 4)[0], codec
+            except UnicodeDecodeError:
+                return None
+    even_nul, odd_nul = sample[0::2].count(0), sample[1::2].count(0)
+    for codec, nuls, other in (("utf_16_le", odd_nul, even_nul), ("utf_16_be", even_nul, odd_nul)):
+        # the other parity has a NUL only where a character's low byte is 0 (一 is U+4E00): rare
+        if nuls >= 4 and other * 4 < nuls:
             try:
                 return _decode_unit_tail(data, codec, 2)[0], codec
             except UnicodeDecodeError:
                 return None
     return None
+
+
+def _mostly_controls(text: str) -> bool:
+    return bool(text) and len(_CONTROL.findall(text[:200_000])) / min(len(text), 200_000) > MAX_CONTROL_SHARE
 
 
 def _check_not_binary(text: str) -> None:
@@ -145,17 +161,19 @@ def decode_bytes(data: bytes) -> Decoded:
             return Decoded(text=text, encoding=name, confidence=1.0, repairs=("bom",) + repairs)
 
     utf8 = _strict_utf8(data)
-    if utf8 is not None:
+    # UTF-16 of ASCII text is valid UTF-8 too, full of NULs: UTF-8 only where it reads as text
+    if utf8 is not None and (b"\x00" not in data or not _mostly_controls(utf8[0])):
         _check_not_binary(utf8[0])
         return Decoded(text=utf8[0], encoding="utf_8", confidence=1.0, repairs=utf8[1])
 
     if b"\x00" in data:
-        found = _utf16_without_bom(data)
+        found = _wide_without_bom(data)
         if found is None:
-            raise BinaryContent("contains NUL bytes and is not UTF-16 text")
+            raise BinaryContent("contains NUL bytes and is not UTF-8, UTF-16 or UTF-32 text")
         text, codec = found
         _check_not_binary(text)
-        return Decoded(text=text, encoding=codec, confidence=0.9, repairs=("utf16_without_bom",))
+        repair = "utf32_without_bom" if "32" in codec else "utf16_without_bom"
+        return Decoded(text=text, encoding=codec, confidence=0.9, repairs=(repair,))
 
     mostly = _mostly_utf8(data)
     if mostly is not None:
