@@ -72,6 +72,8 @@ def load_policy(path: Path | str | None = None) -> Policy:
     from corpus_hygiene.checks.policy_model import PolicyFile, describe
 
     policy_path = Path(path) if path else DEFAULT_POLICY_PATH
+    if policy_path.exists() and not policy_path.is_file():  # a FIFO or a device would block the read
+        raise PolicyError(f"policy file {policy_path} is not a regular file")
     try:
         raw = policy_path.read_bytes()
     except OSError as exc:

@@ -15,14 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from corpus_hygiene.dedup.config import DedupConfig
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
+# strict types, no unknown keys, and no infinite or NaN number anywhere
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 Share = Field(ge=0.0, le=1.0)
 
 
 class Ingest(BaseModel):
     model_config = _STRICT
-    max_file_mb: float = Field(gt=0)
-    stream_above_mb: float = Field(64, gt=0)
+    max_file_mb: float = Field(gt=0, le=2**40)
+    stream_above_mb: float = Field(64, gt=0, le=2**40)
 
 
 class Record(BaseModel):
@@ -59,12 +60,18 @@ class Contacts(BaseModel):
 
 class Checks(BaseModel):
     model_config = _STRICT
-    year_min: int
-    year_max: int
+    year_min: int = Field(ge=0, le=9999)
+    year_max: int = Field(ge=0, le=9999)
     repetition_min_words: int = Field(ge=1)
     min_distinct_word_ratio: float = Share
     placeholder_max_chars: int = Field(ge=0)
     placeholders: list[str]
+
+    @model_validator(mode="after")
+    def _years(self):
+        if self.year_min > self.year_max:
+            raise ValueError("year_min must not be above year_max")
+        return self
 
 
 class Gates(BaseModel):
@@ -75,14 +82,44 @@ class Gates(BaseModel):
     max_processing_error_share: float = Field(default=0.01, ge=0.0, le=1.0)
 
 
+# What each dedup parameter may be (a parameter not named here takes any value of its type).
+_NGRAM = {"ge": 1, "le": 8}
+_DEDUP_RANGES = {
+    "lsh_word_ngram": _NGRAM,
+    "lsh_char_ngram": _NGRAM,
+    "verify_word_ngram": _NGRAM,
+    "verify_char_ngram": _NGRAM,
+    "lsh_skip_common": {"ge": 0, "le": 100_000},
+    "num_perm": {"ge": 16, "le": 1024},
+    "bands": {"ge": 1, "le": 1024},
+    "rows": {"ge": 1, "le": 1024},
+    "min_candidate_jaccard": {"ge": 0.0, "le": 1.0},
+    "min_candidate_jaccard_cjk": {"ge": 0.0, "le": 1.0},
+    "alignment_floor": {"ge": 0.0, "le": 1.0},
+    "threshold": {"gt": 0.0, "le": 1.0},
+    "seed": {"ge": 0, "le": 2**32 - 1},
+}
+
+
+def _bands_cover_permutations(model):
+    if model.bands * model.rows != model.num_perm:
+        raise ValueError(f"bands × rows ({model.bands}×{model.rows}) must equal num_perm ({model.num_perm})")
+    return model
+
+
 def _dedup_model() -> type[BaseModel]:
-    """DedupConfig's fields as a model: one definition of the dedup parameters, in dedup/config.py."""
+    """DedupConfig's fields as a model: one definition of the dedup parameters, in dedup/config.py;
+    their ranges here, where the policy is checked."""
     hints = get_type_hints(DedupConfig)
     return create_model(
         "Dedup",
         __config__=_STRICT,
+        __validators__={"_bands": model_validator(mode="after")(_bands_cover_permutations)},
         **{
-            f.name: (hints[f.name], f.default if f.default is not MISSING else ...)
+            f.name: (
+                hints[f.name],
+                Field(f.default if f.default is not MISSING else ..., **_DEDUP_RANGES.get(f.name, {})),
+            )
             for f in fields(DedupConfig)
         },
     )

@@ -301,6 +301,16 @@ POLICY_MISTAKES = [
     ("[gates]", "[gatez]", "[gatez]: unknown table; did you mean gates?"),
     ("threshold = 0.70", "treshold = 0.70", "[dedup] treshold: unknown key; did you mean threshold?"),
     ("max_urls = 5", "", "[quality] max_urls: missing"),
+    # values that cannot work, refused before any work (they failed inside a task, or ran a whole corpus)
+    ("max_file_mb = 1024", "max_file_mb = inf", "[ingest] max_file_mb: Input should be a finite number"),
+    ("max_file_mb = 1024", "max_file_mb = 1e300", "[ingest] max_file_mb: Input should be less than or equal"),
+    ("threshold = 0.70", "threshold = nan", "[dedup] threshold: Input should be a finite number"),
+    ("min_candidate_jaccard = 0.4", "min_candidate_jaccard = nan", "[dedup] min_candidate_jaccard: Input"),
+    ("num_perm = 128", "num_perm = 0", "[dedup] num_perm: Input should be greater than or equal to 16"),
+    ("lsh_skip_common = 100", "lsh_skip_common = -1", "[dedup] lsh_skip_common: Input should be greater"),
+    ("verify_word_ngram = 2", "verify_word_ngram = 0", "[dedup] verify_word_ngram: Input should be greater"),
+    ("year_min = 1950", "year_min = 2200", "[checks]: year_min must not be above year_max"),
+    ("bands = 32", "bands = 31", "[dedup]: bands × rows (31×4) must equal num_perm (128)"),
 ]
 
 
@@ -323,6 +333,15 @@ def test_policy_mistakes_name_the_file_line_and_key(tmp_path, good, bad, message
     if bad:  # the line holds the mistake, or opens its table for a problem across the table's keys
         at = path.read_text().splitlines()[int(line) - 1]
         assert bad.split(" =")[0] in at or (at.startswith("[") and message.startswith(at))
+
+
+def test_a_policy_path_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
+    import os
+
+    fifo = tmp_path / "policy.fifo"
+    os.mkfifo(fifo)  # reading it would block until someone writes
+    with pytest.raises(PolicyError, match="is not a regular file"):
+        load_policy(fifo)
 
 
 def test_policy_errors_for_an_unreadable_or_broken_file(tmp_path):
