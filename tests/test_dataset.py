@@ -250,3 +250,35 @@ def test_a_discarded_or_incomplete_staged_version_is_never_published(tmp_path):
     with pytest.raises(PublishError, match="cannot be published"):
         staged.commit({})
     assert verify_checksums(target)["run_id"] == "run-1"
+
+
+def test_validate_checks_the_manifests_counts_against_the_tables(tmp_path):
+    """A manifest edited alone, or a table edited together with its checksum, no longer passes."""
+    import pyarrow.parquet as pq
+
+    from corpus_hygiene.publish.dataset import sha256_file, validate_dataset
+
+    target = tmp_path / "clean"
+    counts = {"ingested": 4, "kept": 3, "duplicates": 0, "quarantined": 1}
+    tables = _tables(3)
+    tables["quarantine"] = [
+        {"source_file": "a.txt", "source_line": 9, "reason": "text_length", "detail": "short", "text_raw": "x"}
+    ]
+    publish(target, "run-1", tables, {"counts": counts})
+    assert validate_dataset(target)[1] == []
+    version = target.resolve()
+    manifest = json.loads((version / "manifest.json").read_text())
+
+    edited = dict(manifest, counts=dict(counts, kept=30))
+    (version / "manifest.json").write_text(json.dumps(edited))
+    assert validate_dataset(target)[1] == ["manifest.counts.kept: says 30, records.parquet holds 3"]
+
+    records = pq.read_table(version / "records.parquet").slice(0, 2)  # a row deleted, its checksum redone
+    pq.write_table(records, version / "records.parquet")
+    manifest["outputs"]["records.parquet"]["sha256"] = sha256_file(version / "records.parquet")
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    assert validate_dataset(target)[1] == [
+        "manifest.outputs.records.parquet.rows: says 3, the table holds 2",
+        "manifest.counts.kept: says 3, records.parquet holds 2",
+        "manifest.counts.ingested: says 4, the tables hold 3 rows",
+    ]

@@ -432,8 +432,33 @@ def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
 
     folder = version_folder(dataset_dir)
     manifest = verify_checksums(folder)
-    frames = {name: to_frame(table) for name, table in read_tables(folder).items()}
-    return manifest, schema_failures(frames)
+    tables = read_tables(folder)
+    frames = {name: to_frame(table) for name, table in tables.items()}
+    return manifest, count_failures(
+        manifest, {name: t.num_rows for name, t in tables.items()}
+    ) + schema_failures(frames)
+
+
+def count_failures(manifest: dict, rows: dict[str, int]) -> list[str]:
+    """The manifest's counts against the tables' rows, and the accounting identity: a manifest edited
+    alone is caught here (a table edited with its checksum too is caught only where it breaks these)."""
+    failures = []
+    for name, n in rows.items():
+        listed = manifest["outputs"].get(f"{name}.parquet", {}).get("rows")
+        if listed is not None and listed != n:
+            failures.append(f"manifest.outputs.{name}.parquet.rows: says {listed}, the table holds {n}")
+    counts = manifest.get("counts", {})
+    for key, table in (("kept", "records"), ("duplicates", "duplicates"), ("quarantined", "quarantine")):
+        if counts.get(key) != rows.get(table):
+            failures.append(
+                f"manifest.counts.{key}: says {counts.get(key)}, {table}.parquet holds {rows.get(table)}"
+            )
+    placed = sum(rows.get(t, 0) for t in ("records", "duplicates", "quarantine"))
+    if counts.get("ingested") != placed:
+        failures.append(
+            f"manifest.counts.ingested: says {counts.get('ingested')}, the tables hold {placed} rows"
+        )
+    return failures
 
 
 def read_dataset(dataset_dir: Path | str, *, table: str = "records", arrow: bool = False):
