@@ -262,7 +262,7 @@ def test_validate_checks_the_manifests_counts_against_the_tables(tmp_path):
     counts = {"ingested": 4, "kept": 3, "duplicates": 0, "quarantined": 1}
     tables = _tables(3)
     tables["quarantine"] = [
-        {"source_file": "a.txt", "source_line": 9, "reason": "text_length", "detail": "short", "text_raw": "x"}
+        {"source_file": "a.txt", "source_line": 9, "reason": "text_length", "detail": "short", "text_raw": ""}
     ]
     publish(target, "run-1", tables, {"counts": counts})
     assert validate_dataset(target)[1] == []
