@@ -51,7 +51,8 @@ def test_validate_accepts_a_published_dataset(tmp_path, capsys):
 
     from .test_dataset import _tables
 
-    publish(tmp_path / "clean", "run-1", _tables(2), {"counts": {"kept": 2}})
+    counts = {"ingested": 3, "kept": 2, "duplicates": 0, "quarantined": 1}
+    publish(tmp_path / "clean", "run-1", _tables(2), {"counts": counts})
     assert main(["validate", str(tmp_path / "clean")]) == 0
     assert (
         "run run-1, schema v2, 2 records; checksums match the manifest; every contract check passes"
@@ -336,3 +337,17 @@ def test_reports_inside_the_dataset_are_refused(tmp_path, capsys):
     assert exit_info.value.code == 2
     assert "is inside --dataset-dir, which each publish replaces" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "link"])
+def test_a_lock_path_that_is_not_a_lock_file_is_refused_and_left_alone(tmp_path, capsys, kind):
+    lock = tmp_path / ".clean.lock"
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    lock.mkdir() if kind == "folder" else lock.symlink_to(precious)
+    with pytest.raises(SystemExit) as exit_info:
+        out = ["--dataset-dir", str(tmp_path / "clean"), "--reports-dir", str(tmp_path / "r")]
+        main(["run", str(EXAMPLES), *out])
+    assert exit_info.value.code == 2
+    assert f"{lock} is not a lock file this tool wrote" in capsys.readouterr().err
+    assert precious.read_text() == "keep me" and not (tmp_path / "r").exists()

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from corpus_hygiene import __version__
+from corpus_hygiene.publish.lock import lock_problem
 from corpus_hygiene.publish.owner import dataset_dir_problem
 from corpus_hygiene.settings import apply_defaults
 
@@ -87,7 +88,7 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     for option, folder in (("--dataset-dir", args.dataset_dir), ("--reports-dir", args.reports_dir)):
         if _unwritable(Path(folder)):
             return f"{option} {folder!r} cannot be created or written"
-    if problem := dataset_dir_problem(args.dataset_dir):
+    if problem := dataset_dir_problem(args.dataset_dir) or lock_problem(args.dataset_dir):
         return problem
     dataset, reports = Path(args.dataset_dir).absolute(), Path(args.reports_dir).absolute()
     if reports == dataset or dataset in reports.parents:

@@ -24,12 +24,23 @@ def lock_path(dataset_dir: Path | str) -> Path:
     return dataset_dir.parent / f".{dataset_dir.name}.lock"
 
 
+def lock_problem(dataset_dir: Path | str) -> str | None:
+    """Why the lock path cannot be this tool's lock file (a folder, a link, a FIFO…), or None. A link is
+    never followed: truncating the lock would empty whatever it points to."""
+    path = lock_path(dataset_dir)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return f"{path} is not a lock file this tool wrote; move it away (runs lock the dataset there)"
+    return None
+
+
 @contextmanager
 def dataset_lock(dataset_dir: Path | str, holder: str, wait_seconds: float = 0.0) -> Iterator[None]:
     """Hold ``dataset_dir``'s lock for the block, waiting up to ``wait_seconds`` for another holder."""
     path = lock_path(dataset_dir)
+    if problem := lock_problem(dataset_dir):
+        raise DatasetBusy(problem)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         deadline = time.monotonic() + wait_seconds
         while True:
