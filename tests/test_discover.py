@@ -71,3 +71,22 @@ def test_root_given_through_a_symlink_works(tmp_path):
     _write(tmp_path / "real" / "a.txt")
     os.symlink(tmp_path / "real", tmp_path / "link")
     assert [f.rel_path for f in discover(tmp_path / "link", max_bytes=10_000).files] == ["a.txt"]
+
+
+def test_names_that_would_render_alike_get_distinct_reversible_paths(tmp_path, policy):
+    """A name holding the byte 0xFF and a name spelt with the four characters \\xff were both
+    'a\\xff.txt', and the run failed its accounting; each now has its own path, and assembly counts
+    every paragraph once."""
+    from corpus_hygiene.pipeline.assemble import assemble
+    from corpus_hygiene.pipeline.process import process_files
+
+    head = "ICLR 2026 Papers\n\n"
+    first = "We study dense retrieval and show that a small verifier improves every question answering model."
+    second = "Graph neural networks predict molecular properties, but their predictions resist explanation."
+    (tmp_path / os.fsdecode(b"a\xff.txt")).write_text(head + first)
+    (tmp_path / "a\\xff.txt").write_text(head + second)
+    files = discover(tmp_path, policy.max_file_bytes).files
+    assert sorted(f.rel_path for f in files) == ["a\\\\xff.txt", "a\\xff.txt"]
+    assert {os.fsencode(f.abs_path.name) for f in files} == {b"a\xff.txt", b"a\\xff.txt"}
+    asm = assemble(process_files(files, policy), [], policy=policy)
+    assert asm.counts["ingested"] == 2 and asm.counts["kept"] == 2

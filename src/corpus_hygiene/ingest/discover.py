@@ -8,8 +8,9 @@ Rules (each one a test in tests/test_discover.py):
   dangles becomes a file-level quarantine row;
 - FIFOs, sockets and devices are refused without being opened (opening a FIFO would hang);
 - files larger than ``max_bytes`` are refused as ``oversized_file``; empty files as ``empty_file``;
-- a name is any bytes the filesystem allows: a byte that is not UTF-8 is written ``\\xNN`` in the
-  relative path (``safe_path``), which every table and JSON file can hold;
+- a name is any bytes the filesystem allows: a byte that is not UTF-8 is written ``\\xNN`` and a
+  backslash ``\\\\`` in the relative path (``safe_path``), which every table and JSON file can hold
+  and which gives two different names two different paths;
 - what ``exclude`` says is the run's own (the dataset, its versions and cache, the reports, when they
   lie under the root) is not input: it is neither walked nor listed.
 """
@@ -63,12 +64,13 @@ def _classify_symlink(path: Path, root: Path, rel: str) -> Rejected | None:
 
 def safe_path(rel: str) -> str:
     """``rel`` (as ``os.walk`` gives it: undecodable bytes as surrogates) with each byte that is not UTF-8
-    written ``\\xNN``: printable, encodable, and the bytes recoverable from it.
+    written ``\\xNN`` and each backslash doubled: printable, encodable, the bytes recoverable from it,
+    and a name spelt with a literal ``\\xNN`` never taken for one with that byte.
 
-    >>> safe_path(os.fsdecode(b"caf\\xe9/\\xe8\\xae\\xba.txt"))
-    'caf\\\\xe9/论.txt'
+    >>> safe_path(os.fsdecode(b"caf\\xe9/\\xe8\\xae\\xba.txt")), safe_path("caf\\\\xe9")
+    ('caf\\\\xe9/论.txt', 'caf\\\\\\\\xe9')
     """
-    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+    return os.fsencode(rel).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 def discover(
