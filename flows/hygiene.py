@@ -239,8 +239,9 @@ def _hygiene(
         limit, own = policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir)
         discovery = timed("discover", discover_sources, input_dir, limit, own)
         hashes = timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
-        if use_cache and (version := current_version(dataset_dir, run_key(discovery, hashes, policy))):
-            message = f"unchanged: {dataset_dir} ({version}) already holds the output of these inputs"
+        current = use_cache and current_version(dataset_dir, run_key(discovery, hashes, policy), reports_dir)
+        if current:
+            message = f"unchanged: {dataset_dir} ({current}) already holds the output of these inputs"
             return Completed(message=message, data=RunOutcome(run_id, True, message, dataset_dir))
         cache = open_cache(dataset_dir, logger) if use_cache else None
         store = RecordStore(records_dir(dataset_dir, run_id))

@@ -50,6 +50,17 @@ def test_current_only_for_the_same_key_and_an_intact_dataset(tmp_path):
     assert current_version(target, "k1") is None  # a damaged dataset is rebuilt, not trusted
 
 
+def test_a_version_whose_report_is_gone_is_not_current(tmp_path):
+    """After the reports folder is lost, a re-run makes the dataset and its report again instead of
+    saying "unchanged" about a version nobody can read a report of."""
+    target, reports = tmp_path / "clean", tmp_path / "reports"
+    version = _published(target, "k1")
+    assert current_version(target, "k1", reports) is None
+    reports.mkdir()
+    (reports / f"{version.name}.html").write_text("<html></html>")
+    assert current_version(target, "k1", reports) == version.name
+
+
 def test_a_table_edited_together_with_its_checksum_is_not_current(tmp_path):
     target = tmp_path / "clean"
     version = _published(target, "k1")
@@ -79,6 +90,8 @@ def test_unchanged_version_is_the_published_one_only_for_the_same_inputs(tmp_pat
     target = tmp_path / "clean"
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
     version = _published(target, _key(folder, policy))
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / f"{version.name}.html").write_text("<html></html>")  # as a run writes it
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) == version.name
     (folder / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
     assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None

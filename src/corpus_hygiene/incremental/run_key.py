@@ -59,15 +59,18 @@ def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
     return out
 
 
-def current_version(dataset_dir: Path | str, key: str) -> str | None:
+def current_version(dataset_dir: Path | str, key: str, reports_dir: Path | str | None = None) -> str | None:
     """The name of the published version when it was made from ``key``, its manifest is the one the
-    last run published (recorded in the cache) and its files match it; else None. The key is compared
-    first: the files are read for their checksums only when it matches, so a run with any change does
-    not read the whole published dataset for nothing."""
+    last run published (recorded in the cache), its files match it and (given ``reports_dir``) its
+    report is there; else None, and the run makes it again. The key is compared first: the files are
+    read for their checksums only when it matches, so a run with any change does not read the whole
+    published dataset for nothing."""
     folder = version_folder(dataset_dir)
     try:
         if load_manifest(folder).get("run_key") != key:
             return None
+        if reports_dir is not None and not (Path(reports_dir) / f"{folder.name}.html").is_file():
+            return None  # the reports folder lost this version's report: a run writes one again
         if published_manifest(cache_dir_for(dataset_dir)) != sha256_file(folder / "manifest.json"):
             return None  # not the manifest a run of this cache published (edited, or no record of it)
         verify_checksums(folder)
@@ -90,4 +93,4 @@ def unchanged_version(
         discovery = discover(input_dir, policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir))
     except (PolicyError, InputRootError):
         return None
-    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy))
+    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy), reports_dir)
