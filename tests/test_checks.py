@@ -508,3 +508,73 @@ def test_real_prose_of_every_language_passes_the_record_checks(policy):
         rejected += [(path.stem, r.reason, r.detail) for r in result.rejected]
         assert {r.lang for r in result.records} == {path.stem.split("-")[0]}, path.stem
     assert rejected == [], "\n".join(map(str, rejected))
+
+
+NUMERIC_KEYS = [
+    ("ingest", "max_file_mb"),
+    ("record", "min_chars"),
+    ("record", "max_chars"),
+    ("quality", "min_words"),
+    ("quality", "max_mean_word_length"),
+    ("quality", "min_alpha_share"),
+    ("checks", "year_min"),
+    ("checks", "year_max"),
+    ("dedup", "num_perm"),
+    ("dedup", "bands"),
+    ("dedup", "threshold"),
+    ("dedup", "verify_word_ngram"),
+    ("dedup", "lsh_skip_common"),
+    ("dedup", "seed"),
+    ("gates", "max_processing_error_share"),
+]
+odd_numbers = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 1, 2, 16, 32, 128, 0.5, 1.0, 1950, 2100]),
+)
+
+
+@given(st.dictionaries(st.sampled_from(NUMERIC_KEYS), odd_numbers, min_size=1, max_size=4))
+def test_a_random_policy_is_refused_in_one_line_or_works(tmp_path_factory, changes):
+    """Any numbers in any keys: the policy is refused with one `file:line: [table] key: problem`, or
+    every stage runs with it (no value accepted that fails later)."""
+    import math
+    import tomllib
+
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+    from corpus_hygiene.checks.gates import evaluate_gates
+    from corpus_hygiene.ingest.discover import discover
+    from corpus_hygiene.pipeline.assemble import assemble
+    from corpus_hygiene.pipeline.process import process_files
+
+    folder = tmp_path_factory.mktemp("policy")
+    data = tomllib.loads(DEFAULT_POLICY_PATH.read_text("utf-8"))
+    for (table, key), value in changes.items():
+        data[table][key] = value
+    lines = []
+    for table, values in data.items():
+        lines.append(f"[{table}]")
+        for key, value in values.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                value = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            elif isinstance(value, str):
+                value = f'"{value}"'
+            elif isinstance(value, list):
+                value = "[" + ", ".join(f'"{v}"' for v in value) + "]"
+            lines.append(f"{key} = {value}")
+    path = folder / "policy.toml"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        policy = load_policy(path)
+    except PolicyError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(f"{path}:"), str(exc)
+        return
+    corpus = folder / "in"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("ICLR 2026 Papers\n\n" + "We study retrieval for question answering. " * 3)
+    results = process_files(discover(corpus, policy.max_file_bytes).files, policy)
+    asm = assemble(results, [], policy=policy)
+    from corpus_hygiene.publish.dataset import rows_to_frame
+
+    frames = {name: rows_to_frame([], name) for name in ("records", "duplicates", "quarantine", "pairs")}
+    evaluate_gates(asm.counts, frames, policy, reasons=asm.quarantine_reasons)
