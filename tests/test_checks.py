@@ -574,7 +574,4 @@ def test_a_random_policy_is_refused_in_one_line_or_works(tmp_path_factory, chang
     (corpus / "a.txt").write_text("ICLR 2026 Papers\n\n" + "We study retrieval for question answering. " * 3)
     results = process_files(discover(corpus, policy.max_file_bytes).files, policy)
     asm = assemble(results, [], policy=policy)
-    from corpus_hygiene.publish.dataset import rows_to_frame
-
-    frames = {name: rows_to_frame([], name) for name in ("records", "duplicates", "quarantine", "pairs")}
-    evaluate_gates(asm.counts, frames, policy, reasons=asm.quarantine_reasons)
+    evaluate_gates(asm.counts, _frames(0), policy, reasons=asm.quarantine_reasons)

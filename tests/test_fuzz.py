@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpus_hygiene.clean.latex import OPERATORS
-from corpus_hygiene.language import detect_language
 from corpus_hygiene.models import Header, Paragraph, Record, SourceFile
 from corpus_hygiene.pipeline.process import process_paragraph
 
@@ -175,8 +174,3 @@ def test_well_formed_latex_leaves_no_macro_name_glued_to_a_word(text):
     assert "\\" not in cleaned, cleaned
     glued = [t for t in _TOKEN.findall(cleaned) if t not in ALLOWED and t.lower() not in ALLOWED]
     assert not glued, (text, cleaned, glued)
-
-
-def test_language_of_generated_scripts_never_raises():
-    for text in ("ಮಾನವ", "ሰብአዊ መብቶች", "ᎠᏂᏴᏫ", "𐌰𐌱", "ꯃꯅꯨꯁ"):
-        assert detect_language(text).code

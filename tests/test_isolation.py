@@ -7,6 +7,8 @@ from corpus_hygiene.checks.gates import evaluate_gates
 from corpus_hygiene.ingest.discover import discover
 from corpus_hygiene.pipeline.process import process_file
 
+from .test_checks import _frames
+
 ABSTRACT = "We study retrieval for question answering and show that a small verifier improves every model."
 
 
@@ -93,17 +95,11 @@ def test_a_record_the_checks_cannot_take_is_quarantined_and_the_others_checked(t
 
 def test_the_processing_error_gate_fails_above_the_policy_share(policy):
     counts = {"ingested": 200, "kept": 197, "duplicates": 0, "quarantined": 3, "files": 1}
-    failing = evaluate_gates(counts, _empty_frames(), policy, reasons={"processing_error": 3})
+    failing = evaluate_gates(counts, _frames(0), policy, reasons={"processing_error": 3})
     gates = {g.name: g for g in failing}
     assert not gates["processing_errors"].passed
     assert gates["processing_errors"].detail == (
         "3 quarantined as processing_error (1.5% of ingested); the policy allows 1%"
     )
-    ok = {g.name: g for g in evaluate_gates(counts, _empty_frames(), policy, reasons={"processing_error": 2})}
+    ok = {g.name: g for g in evaluate_gates(counts, _frames(0), policy, reasons={"processing_error": 2})}
     assert ok["processing_errors"].passed
-
-
-def _empty_frames():
-    from corpus_hygiene.publish.dataset import rows_to_frame
-
-    return {name: rows_to_frame([], name) for name in ("records", "duplicates", "quarantine", "pairs")}

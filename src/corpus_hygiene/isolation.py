@@ -28,8 +28,6 @@ def describe_failure(step: str, error: BaseException) -> str:
     >>> describe_failure("latex", KeyError("2"))
     "latex: KeyError: '2'"
     """
-    if isinstance(error, StepFailed):
-        return error.detail
     text = f"{step}: {type(error).__name__}: {error}"
     return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
 

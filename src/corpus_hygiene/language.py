@@ -151,7 +151,7 @@ def _han_form(ch: str) -> int:
     return 1 if in_ja and not in_zh else -1 if in_zh and not in_ja else 0
 
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_HAN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _SCRIPT_RANGES["han"]) + "]")
 
 
 def _han_language(text: str, han: int) -> Language:

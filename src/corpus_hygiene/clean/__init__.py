@@ -44,11 +44,10 @@ def clean_text(text: str, lang: str | None = "en") -> Cleaned:
     # control character can complete a mojibake sequence. Where such characters are left, run
     # again until nothing changes, so cleaning is idempotent; clean text rarely has any. Verbatim
     # content is LaTeX printed as typed: it is converted once (the one exception to idempotence).
-    steps = _STEPS[1:] if prints_markup_as_typed(text) else _STEPS
     for _ in range(3):
         if not (_MARKUP_LEFT.search(cleaned.text) or may_need_encoding_repair(cleaned.text)):
             break
-        again, _ = _clean_once(cleaned.text, lang, steps)
+        again, _ = _clean_once(cleaned.text, lang, _STEPS[1:] if prints_markup_as_typed(text) else _STEPS)
         if again.text == cleaned.text:
             break
         fixes = cleaned.fixes + tuple(f for f in again.fixes if f not in cleaned.fixes)

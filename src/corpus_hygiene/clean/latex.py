@@ -2,46 +2,10 @@ r"""LaTeX → readable Unicode text, read the way LaTeX reads it, with pylatexen
 
 Each record is converted on its own: nothing is shared between calls but pure caches (a ``\title`` in
 one abstract is never printed by a ``\maketitle`` in another). What this adds to
-``LatexNodes2Text().latex_to_text`` (the deliberate differences from plain pylatexenc 2.11, each a class
-of ``tests/cases/latex_differential.json``):
-
-============================  ==================================================================
-class                         rule
-============================  ==================================================================
-``literal_characters``        ``%`` is a percent sign, never a comment (pylatexenc deletes the rest of
-                              the line); ``&`` outside tables and ``#`` stay; a ``$`` that opens no
-                              math is a dollar ("$5 and $3"; ``find_math_spans``); a text with no
-                              LaTeX in it (no macro, math, ````…''``, ``--`` or tie) is left as typed
-``symbols``                   symbols pylatexenc prints nothing for: ``\ne`` ≠, ``\land`` ∧, ``\lor``
-                              ∨, ``\neg`` ¬, ``\bot`` ⊥, ``\implies`` ⟹, upgreek letters (``\upalpha``
-                              α), ``\S`` §, ``\P`` ¶, ``\copyright`` ©, ``\pounds`` £, ``\textless`` <
-``math_unicode``              math reads as Unicode: sub/superscripts (x², xᵢ, else ``^(…)``), primes
-                              (f″), ``^\circ`` °, accents combined (Õ, A̅B̅), ``\frac`` a/b, ``\sqrt[3]``
-                              ∛, ``\binom`` C(n, k), ``\underset{x}{\min}`` minₓ; font letters stay
-                              plain letters (``\mathbf{W}`` W), ``\mathbb``/``\mathcal`` are symbols
-                              (ℝ, 𝒪)
-``math_spacing``              spaces around math operators are kept ("σ → 0", "x ∈ ℝ"); operator names
-                              stand apart from letters ("n log n", "sin θ", "a mod b", ``\pmod{n}``
-                              "(mod n)"); ``\operatorname*`` and unknown operators (``\argmax``) print
-                              their name
-``environments``              ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray`` (and
-                              starred), ``\[ \]``, ``\( \)``, ``$$`` are math; rows are joined with
-                              "; ", matrix, array and table cells with ", " ("(a, b; c, d)"), column
-                              specs never printed; ``\item`` is "•" (``\item[x]`` "x")
-``words_kept``                a macro never takes words with it: text and font macros, boxes (their
-                              text, not their size), unknown macros (``\method{EXGRPO}``),
-                              ``\LaTeX``, ``\title``/``\author``; footnotes print " (note)"; headings
-                              (``\section*{…}``) their title only
-``urls``                      ``\url{u}`` and bare links print ``u`` as typed; ``\href{u}{text}``
-                              "text (u)" (pylatexenc gives ``<u>`` or fails)
-``verbatim``                  ``\verb|…|`` and ``verbatim`` content stays as typed
-``citations_dropped``         ``\cite…``, ``\ref``, ``\label``, layout (``\vspace``, ``\color``,
-                              ``\includegraphics``), definitions (``\newcommand``, ``\def``) and the
-                              title page (``\maketitle``) print nothing, with the space or tie before
-``typography``                ``--`` –, ``---`` —, ````…''`` “…”, ``~`` a plain space (a tie) except
-                              "~10" after a space (an approximate number stays "~10"); a control
-                              space, ``\`` at a line end, ``\newline`` a space
-============================  ==================================================================
+``LatexNodes2Text().latex_to_text`` are ten deliberate differences, each a class named in the table
+of ``docs/text.md`` (the one list of them) and in ``tests/cases/latex_differential.json``:
+``literal_characters``, ``symbols``, ``math_unicode``, ``math_spacing``, ``environments``,
+``words_kept``, ``urls``, ``verbatim``, ``citations_dropped``, ``typography``.
 
 Spaces after a control word are swallowed as TeX does (``\L ukasz`` Łukasz, ``\ie we`` "we"); a control
 space (``\ ``, ``\`` at a line end) is a space. An unknown macro without arguments prints nothing in
@@ -123,109 +87,33 @@ DROPPED = frozenset(
         "listoffigures listoftables printbibliography appendix clearpage newpage pagebreak"
     ).split()
 )
-# Argument specs ("*" a star, "[" an optional argument, "{" a mandatory one) where pylatexenc's are
-# missing or wrong.
-_ARGSPECS = {
-    "href": "{{",
-    "operatorname": "*{",
-    "caption": "*[{",
-    "fbox": "{",
-    "framebox": "[[{",
-    "makebox": "[[{",
-    "parbox": "[[[{{",
-    "raisebox": "{[[{",
-    "textcolor": "[{{",
-    "colorbox": "[{{",
-    "hyperref": "[{",
-    "hyperlink": "{{",
-    "hypertarget": "{{",
-    "textsuperscript": "{",
-    "textsubscript": "{",
-    "overset": "{{",
-    "underset": "{{",
-    "stackrel": "{{",
-    "tag": "*{",
-    "footnote": "[{",
-    "footnotemark": "[",
-    "thanks": "{",
-    "item": "[",
-    "sqrt": "[{",
-    "label": "{",
-    "DeclareMathOperator": "*{{",
-    "newtheorem": "*{[{[",
-    "cmidrule": "[{",
-    "cline": "{",
-    "xrightarrow": "[{",
-    "xleftarrow": "[{",
-    "pmod": "{",
-    "mod": "{",
-    "pod": "{",
-    "title": "[{",
-    "author": "[{",
-    "date": "{",
-    "subtitle": "{",
-    "paragraph": "*[{",
-    "subparagraph": "*[{",
-    "vspace": "*{",
-    "hspace": "*{",
-    "includegraphics": "*[[{",
-    "bibliography": "{",
-    "bibliographystyle": "{",
-    "index": "{",
-    "usepackage": "[{",
-    "documentclass": "[{",
-    "setlength": "{{",
-    "addtolength": "{{",
-    "setcounter": "{{",
-}
-for _name in HEADINGS:
-    _ARGSPECS[_name] = "*[{"
-for _name in ("newcommand", "renewcommand", "providecommand"):
-    _ARGSPECS[_name] = "*{[[{"
-for _name in ("newenvironment", "renewenvironment"):
-    _ARGSPECS[_name] = "*{[[{{"
-for _name in ("ref", "eqref", "autoref", "cref", "Cref", "pageref"):
-    _ARGSPECS[_name] = "*{"
-for _name in ("cite", "citep", "citet", "citealp", "citealt", "citeauthor", "citeyear", "citenum", "nocite"):
-    _ARGSPECS[_name] = "*[[{"
+# Argument specs ("*" a star, "[" an optional argument, "{" a mandatory one) where pylatexenc has none or
+# another: name:spec pairs.
+_ARGSPECS = dict(
+    pair.split(":")
+    for pair in """
+    href:{{ operatorname:*{ caption:*[{ fbox:{ framebox:[[{ makebox:[[{ parbox:[[[{{ raisebox:{[[{
+    hyperref:[{ hyperlink:{{ hypertarget:{{ textsuperscript:{ textsubscript:{ overset:{{ underset:{{
+    stackrel:{{ tag:*{ footnotemark:[ thanks:{ newtheorem:*{[{[ cmidrule:[{ cline:{ pmod:{ mod:{ pod:{
+    title:[{ author:[{ subtitle:{ part:*[{ paragraph:*[{ includegraphics:*[[{ bibliographystyle:{ index:{
+    setlength:{{ addtolength:{{ setcounter:{{ ref:*{ eqref:*{ autoref:*{ cref:*{ Cref:*{ pageref:*{
+    citeyear:*[[{ citenum:*[[{ nocite:*[[{
+    """.split()
+)
 
 # Symbols pylatexenc has no text for; upgreek's upright letters (\upalpha) are handled by name.
-_SYMBOLS = {
-    "ne": "≠",
-    "neq": "≠",
-    "land": "∧",
-    "lor": "∨",
-    "lnot": "¬",
-    "neg": "¬",
-    "bot": "⊥",
-    "ddagger": "‡",
-    "gets": "←",
-    "iff": "⟺",
-    "implies": "⟹",
-    "impliedby": "⟸",
-    "Re": "ℜ",
-    "Im": "ℑ",
-    "triangle": "△",
-    "Box": "□",
-    "models": "⊨",
-    "checkmark": "✓",
-    "coloneqq": "≔",
-    "colon": ":",
-    "S": "§",
-    "P": "¶",
-    "copyright": "©",
-    "pounds": "£",
-    "euro": "€",
-    "degree": "°",
-    "textdegree": "°",
-    "ddag": "‡",
-    "textless": "<",
-    "textgreater": ">",
-    "textbar": "|",
-    "textasciicircum": "^",
-    "textunderscore": "_",
-    "bmod": f"{_WORD_OPEN}mod{_WORD_CLOSE}",
-}
+_SYMBOLS = dict(
+    zip(
+        (
+            "ne neq land lor lnot neg bot ddagger ddag gets iff implies impliedby Re Im triangle Box "
+            "models checkmark coloneqq colon S P copyright pounds euro degree textdegree textless "
+            "textgreater textbar textasciicircum textunderscore"
+        ).split(),
+        "≠≠∧∨¬¬⊥‡‡←⟺⟹⟸ℜℑ△□⊨✓≔:§¶©£€°°<>|^_",
+        strict=True,
+    )
+)
+_SYMBOLS["bmod"] = f"{_WORD_OPEN}mod{_WORD_CLOSE}"  # an operator's word (``_words_spaced``)
 # Operators printed as their name ("log", "max"), standing apart from letters and digits.
 OPERATORS = frozenset(
     (
@@ -724,7 +612,7 @@ def _math_pass(s: str, depth: int) -> str:
             out.append({1: "′", 2: "″", 3: "‴"}.get(primes, "′" * primes))
             i += primes
         else:
-            out.append({"}": "", "%": "\\%", "#": "\\#", "&": " ", "~": " "}.get(ch, ch))
+            out.append({"}": "", "&": " ", "~": " "}.get(ch, ch))
             i += 1
     return "".join(out)
 
@@ -780,8 +668,6 @@ def _math_macro(s: str, i: int, out: list[str], depth: int) -> int:
         arg, i = _take_arg(s, i)
         inner = _math(arg, depth + 1)
         out.append({"pmod": f" (mod {inner})", "mod": f" mod {inner}", "pod": f" ({inner})"}[name])
-    elif name == "bmod":
-        out.append(f"{_WORD_OPEN}mod{_WORD_CLOSE}")
     elif name == "operatorname":
         (_, arg), i = _args(s, i, "*{")
         out.append(f"{_WORD_OPEN}{_math(arg or '', depth + 1)}{_WORD_CLOSE}")

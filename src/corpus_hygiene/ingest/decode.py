@@ -117,15 +117,19 @@ def _wide_without_bom(data: bytes) -> tuple[str, str] | None:
     return None
 
 
+def _controls(text: str) -> tuple[int, int]:
+    """(control characters, characters) in the first 200,000 characters."""
+    return len(_CONTROL.findall(text[:200_000])), min(len(text), 200_000)
+
+
 def _mostly_controls(text: str) -> bool:
-    return bool(text) and len(_CONTROL.findall(text[:200_000])) / min(len(text), 200_000) > MAX_CONTROL_SHARE
+    controls, n = _controls(text)
+    return n > 0 and controls / n > MAX_CONTROL_SHARE
 
 
 def _check_not_binary(text: str) -> None:
-    if not text:
-        return
-    controls = len(_CONTROL.findall(text[:200_000]))
-    if controls / min(len(text), 200_000) > MAX_CONTROL_SHARE:
+    if _mostly_controls(text):
+        controls = _controls(text)[0]
         raise BinaryContent(
             f"{controls} control characters in the first {min(len(text), 200_000):,} characters; "
             "this is not a text file"
