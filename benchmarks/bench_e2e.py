@@ -35,7 +35,7 @@ from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import dask_cluster, save
 from benchmarks.corpora import load_pools
 from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-from corpus_hygiene.flows.server import prefect_server
+from corpus_hygiene.flows.server import start_prefect_server
 
 PER_FILE = 50
 HEADERS = {
@@ -213,7 +213,7 @@ def main() -> int:
         corpus, out = tmp / "corpus", tmp / "out"
         corpus.mkdir()
         if args.server:
-            stack.enter_context(prefect_server(tmp / "prefect-server.log"))
+            start_prefect_server(tmp / "prefect-server.log", ui=False)  # stops when this process exits
         engine, cluster = ("--workers", str(args.workers)), []
         if args.cluster:
             address, procs = stack.enter_context(dask_cluster(args.workers, tmp / "dask.log"))

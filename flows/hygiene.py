@@ -51,15 +51,16 @@ from corpus_hygiene.publish.dataset import (
     PublishError,
     StagedVersion,
     commit_or_publish,
+    discard_partial,
     records_dir,
     remove_staged_records,
-    run_outputs,
     sha256_file,
     stage_version,
     versions_dir,
 )
 from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock, lock_path
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
+from corpus_hygiene.publish.owner import overlap_problem
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 from corpus_hygiene.settings import return_freed_memory, trim_freed_memory
@@ -196,6 +197,9 @@ def hygiene_flow(
                 remove_staged_records(dataset_dir)
     except DatasetBusy as exc:
         return Failed(message=str(exc), data=RunOutcome(run_id, False, str(exc)))
+    except BaseException:  # Ctrl-C, SIGTERM: the version being staged goes with the run
+        discard_partial(dataset_dir, run_id)
+        raise
     if state.is_failed():  # a failed run leaves nothing of its own beside the dataset
         for path in ours:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
@@ -236,8 +240,9 @@ def _hygiene(
 
     try:
         policy = load_policy(policy_path)
-        limit, own = policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir)
-        discovery = timed("discover", discover_sources, input_dir, limit, own)
+        if problem := overlap_problem(input_dir, dataset_dir, reports_dir):
+            return failed(problem)
+        discovery = timed("discover", discover_sources, input_dir, policy.file_limit(max_file_mb))
         hashes = timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
         current = use_cache and current_version(dataset_dir, run_key(discovery, hashes, policy), reports_dir)
         if current:

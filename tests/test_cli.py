@@ -92,11 +92,15 @@ def test_the_console_script_exits_with_validates_code_and_its_one_line(tmp_path)
     assert proc.stderr.startswith(f"hygiene: invalid dataset: {tmp_path} has no manifest.json")
 
 
+CORES = len(os.sched_getaffinity(0))
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--workers", "0"], "--workers must be at least 1 (got 0)"),
-        (["--workers", "-1"], "--workers must be at least 1 (got -1)"),
+        (["--workers", "0"], f"--workers must be 1 to {CORES}, the cores this machine gives us (got 0)"),
+        (["--workers", "-1"], "(got -1)"),
+        (["--workers", "1000"], "(got 1000)"),
         (["--workers", "2", "--dask-address", "tcp://127.0.0.1:8786"], "give one of them"),
         (["--max-file-mb", "-3"], "--max-file-mb must be a positive number of MB up to 2**40 (got -3)"),
         (["--max-file-mb", "nan"], "--max-file-mb must be a positive number of MB up to 2**40 (got nan)"),
@@ -114,6 +118,40 @@ def test_a_wrong_command_line_exits_2_before_any_work(command, extra, message, c
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("dataset", "reports"),
+    [("in/clean", "reports"), ("clean", "in/reports"), ("clean", "clean/reports"), ("in", "reports"),
+     ("clean", "in/..")],
+)  # fmt: skip
+def test_folders_that_hold_one_another_exit_2_before_any_work(tmp_path, capsys, dataset, reports):
+    (tmp_path / "in").mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(tmp_path / "in"), "--dataset-dir", str(tmp_path / dataset),
+              "--reports-dir", str(tmp_path / reports)])  # fmt: skip
+    assert exit_info.value.code == 2
+    assert "overlap: give folders apart" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["in"] and list((tmp_path / "in").iterdir()) == []
+
+
+def test_a_dataset_version_folder_as_input_overlaps_the_dataset(tmp_path):
+    from corpus_hygiene.publish.owner import overlap_problem
+
+    (tmp_path / ".clean.versions" / "v1").mkdir(parents=True)
+    assert "overlap" in overlap_problem(tmp_path / ".clean.versions" / "v1", tmp_path / "clean", tmp_path / "r")
+    assert overlap_problem(tmp_path / ".clean2.versions", tmp_path / "clean", tmp_path / "r") is None
+    assert overlap_problem(tmp_path / "in", tmp_path / "clean", tmp_path / "r") is None
+
+
+@pytest.mark.parametrize("cron", ["61 * * * *", "every day", "* * *", "H * * * *"])
+def test_a_bad_cron_exits_2_with_one_line_before_prefect_starts(tmp_path, capsys, cron):
+    code = main(["serve", str(EXAMPLES), "--cron", cron, "--dataset-dir", str(tmp_path / "clean"),
+                 "--reports-dir", str(tmp_path / "reports")])  # fmt: skip
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"hygiene: error: --cron {cron!r}: ")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_input_folder_exits_2(tmp_path, capsys):
@@ -328,15 +366,6 @@ def test_a_users_folder_as_dataset_dir_is_refused_before_any_work_and_left_alone
     )
     assert sorted(p.name for p in mine.iterdir()) == ["manifest.json", "thesis.tex"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
-
-
-def test_reports_inside_the_dataset_are_refused(tmp_path, capsys):
-    data = tmp_path / "clean"
-    with pytest.raises(SystemExit) as exit_info:
-        main(["run", str(EXAMPLES), "--dataset-dir", str(data), "--reports-dir", str(data / "reports")])
-    assert exit_info.value.code == 2
-    assert "is inside --dataset-dir, which each publish replaces" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", ["folder", "link"])

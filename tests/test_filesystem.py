@@ -56,22 +56,6 @@ def test_a_file_name_with_bytes_that_are_not_utf8_is_read_and_published_escaped(
     assert again.returncode == 0, again.stderr[-3000:]
 
 
-@pytest.mark.slow
-def test_the_dataset_reports_and_cache_under_the_input_folder_are_not_input(tmp_path, prefect_server):
-    corpus = tmp_path / "in"
-    corpus.mkdir()
-    (corpus / "iclr.txt").write_bytes(SAMPLE)
-    quarantined = []
-    for _ in range(3):  # the third run used to fail its quarantine gate on its own outputs
-        proc = hygiene("run", str(corpus), "--dataset-dir", str(corpus / "clean"), "--reports-dir",
-                       str(corpus / "reports"), "--no-cache", env=prefect_server)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        quarantined.append(table(corpus / "clean", "quarantine"))
-    manifest = json.loads((corpus / "clean" / "manifest.json").read_text("utf-8"))
-    assert [f["source_file"] for f in manifest["input_files"]] == ["iclr.txt"]
-    assert quarantined[0] == quarantined[2] and {r["source_file"] for r in quarantined[2]} == {"iclr.txt"}
-
-
 def _memo(tmp_path):
     from corpus_hygiene.dedup.config import DedupConfig
     from corpus_hygiene.incremental.pair_memo import INDEX_KEY, PairMemo, memo_path, save_memo, text_key

@@ -132,7 +132,9 @@ def _deployment(api: str, name: str) -> dict | None:
     return next((d for d in found if d["name"] == name), None)
 
 
-def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(prefect_server, tmp_path):
+def test_serve_runs_one_at_a_time_its_hint_works_as_printed_and_ctrl_c_pauses_the_schedule(
+    prefect_server, tmp_path
+):
     api = prefect_server["PREFECT_API_URL"]
     serve = subprocess.Popen(
         [str(BIN / "hygiene"), "serve", str(EXAMPLES), "--cron", "0 3 * * *", "--name", "ctrl-c",
@@ -140,15 +142,22 @@ def test_ctrl_c_stops_serve_cleanly_and_leaves_its_schedule_active(prefect_serve
         env=prefect_server, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        wait_for(lambda: _deployment(api, "ctrl-c"), 120, "the served deployment")
-        time.sleep(2)  # serving, past registration
+        deployment = wait_for(lambda: _deployment(api, "ctrl-c"), 120, "the served deployment")
+        limit = deployment["global_concurrency_limit"]
+        assert limit["limit"] == 1 and deployment["concurrency_options"]["collision_strategy"] == "CANCEL_NEW"
+        hint = next(line for line in iter(serve.stdout.readline, "") if line.startswith("run it now: "))
+        env = {k: v for k, v in prefect_server.items() if k != "PREFECT_API_URL"}  # the hint names it
+        now = subprocess.run(hint.removeprefix("run it now: "), shell=True, env=env, capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+        assert now.returncode == 0 and "Created flow run" in now.stdout, now.stdout + now.stderr
+        wait_for(lambda: (tmp_path / "clean" / "manifest.json").is_file(), 180, "the served run's dataset")
     finally:
         serve.send_signal(signal.SIGINT)  # what Ctrl-C sends
         output, _ = serve.communicate(timeout=60)
     assert serve.returncode == 0, output[-3000:]
-    assert "Traceback" not in output and "stopped serving; the schedule of 'ctrl-c' stays active" in output
-    deployment = _deployment(api, "ctrl-c")
-    assert deployment["paused"] is False and [s["active"] for s in deployment["schedules"]] == [True]
+    assert "Traceback" not in output
+    deployment = _deployment(api, "ctrl-c")  # paused: no Late runs pile up while nothing serves it
+    assert deployment["paused"] is True or [s["active"] for s in deployment["schedules"]] == [False]
 
 
 def test_a_deployments_folders_come_from_prefect_variables_then_environment_then_the_sample_layout(

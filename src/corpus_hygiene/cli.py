@@ -10,6 +10,8 @@ import argparse
 import logging
 import math
 import os
+import shlex
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -17,7 +19,7 @@ from urllib.parse import urlsplit
 
 from corpus_hygiene import __version__
 from corpus_hygiene.publish.lock import lock_problem
-from corpus_hygiene.publish.owner import dataset_dir_problem
+from corpus_hygiene.publish.owner import dataset_dir_problem, overlap_problem
 from corpus_hygiene.settings import apply_defaults
 
 
@@ -76,8 +78,9 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     """The command line's and environment's first problem, found before any work (exit 2), or None."""
     if not Path(args.input_dir).is_dir():
         return f"input folder {args.input_dir!r} does not exist or is not a folder"
-    if args.workers < 1:
-        return f"--workers must be at least 1 (got {args.workers})"
+    cores = len(os.sched_getaffinity(0))
+    if not 1 <= args.workers <= cores:
+        return f"--workers must be 1 to {cores}, the cores this machine gives us (got {args.workers})"
     if args.workers > 1 and args.dask_address:
         return "--workers makes a local Dask cluster and --dask-address uses another: give one of them"
     if not (math.isfinite(args.wait) and args.wait >= 0):
@@ -90,12 +93,23 @@ def _usage_error(args: argparse.Namespace) -> str | None:
             return f"{option} {folder!r} cannot be created or written"
     if problem := dataset_dir_problem(args.dataset_dir) or lock_problem(args.dataset_dir):
         return problem
-    dataset, reports = Path(args.dataset_dir).absolute(), Path(args.reports_dir).absolute()
-    if reports == dataset or dataset in reports.parents:
-        return f"--reports-dir {args.reports_dir!r} is inside --dataset-dir, which each publish replaces"
+    if overlap := overlap_problem(args.input_dir, args.dataset_dir, args.reports_dir):
+        return overlap
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()
+
+
+def _cron_error(cron: str) -> str | None:
+    """Why Prefect would refuse this cron expression (its own validation), or None."""
+    from prefect.client.schemas.schedules import CronSchedule
+    from pydantic import ValidationError
+
+    try:
+        CronSchedule(cron=cron)
+    except ValidationError as exc:
+        return f"--cron {cron!r}: {exc.errors()[0]['msg']}"
+    return None
 
 
 def _policy_error(policy_path: str | None) -> str | None:
@@ -133,8 +147,24 @@ def _quiet_console_tracebacks() -> None:
                 handler.setFormatter(_NoTraceback(handler.formatter or logging.Formatter()))
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a run as Ctrl-C does: its staged version removed, one line
+
+
+def _prefect_api(params: dict, *, ui: bool) -> str:
+    """The Prefect API this command uses: PREFECT_API_URL when set, else Prefect's server started as this
+    process's child (``flows/server.py``), its log in the reports folder."""
+    from corpus_hygiene.flows.server import start_prefect_server
+
+    if given := os.environ.get("PREFECT_API_URL"):
+        return given
+    return start_prefect_server(Path(params["reports_dir"]) / "prefect-server.log", ui=ui)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    apply_defaults(ephemeral=True)
+    from corpus_hygiene.publish.lock import DatasetBusy, wait_for_lock
+
+    apply_defaults(ephemeral=False)
     params = flow_parameters(args)
     if params["use_cache"]:
         from corpus_hygiene.incremental.run_key import unchanged_version
@@ -153,9 +183,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if (problem := _policy_error(params["policy_path"])) is not None:
         print(f"hygiene: {problem}", file=sys.stderr)
         return 2
+    try:  # said before Prefect starts; the flow takes the lock itself for the run
+        wait_for_lock(params["dataset_dir"], params["wait_seconds"])
+    except DatasetBusy as exc:
+        print(f"hygiene: run failed: {exc}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, _interrupt)
+    published = os.path.realpath(params["dataset_dir"])
+    try:
+        _prefect_api(params, ui=False)
+        return _run_flow(params, args.debug)
+    except KeyboardInterrupt:
+        now = os.path.realpath(params["dataset_dir"])
+        done = f"published {Path(now).name} before it stopped" if now != published else "nothing published"
+        print(f"hygiene: interrupted: {done}; the previous dataset stays", file=sys.stderr)
+        return 130
+
+
+def _run_flow(params: dict, debug: bool) -> int:
     from corpus_hygiene.flows.hygiene import hygiene_flow
 
-    if not args.debug:
+    if not debug:
         _quiet_console_tracebacks()
     state = hygiene_flow(**params, return_state=True)
     outcome = state.result(raise_on_failure=False)
@@ -203,35 +251,36 @@ def summary_lines(summary: dict) -> list[str]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from contextlib import nullcontext
-
-    from corpus_hygiene.flows.server import ServerError, prefect_server
+    from corpus_hygiene.flows.server import prefect_command
 
     apply_defaults(ephemeral=False)
     params = flow_parameters(args)
     if (problem := _policy_error(params["policy_path"])) is not None:
         print(f"hygiene: {problem}", file=sys.stderr)
         return 2
-    log = Path(params["reports_dir"]) / "prefect-server.log"
-    try:
-        given = os.environ.get("PREFECT_API_URL")  # the user's server, else Prefect's own as our child
-        with nullcontext(given) if given else prefect_server(log) as api_url:
-            from corpus_hygiene.flows.hygiene import hygiene_flow
+    if (problem := _cron_error(args.cron)) is not None:
+        print(f"hygiene: error: {problem}", file=sys.stderr)
+        return 2
+    api_url = _prefect_api(params, ui=True)
+    from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 
-            if not args.debug:
-                _quiet_console_tracebacks()
-            print(f"Prefect UI: {api_url.removesuffix('/api')} (runs, logs, the reports' links)", flush=True)
-            hygiene_flow.serve(
-                name=args.name,
-                cron=args.cron,
-                parameters=params,
-                description=f"corpus-hygiene on {params['input_dir']}, cron {args.cron!r}",
-                pause_on_shutdown=False,  # stopping this process is not stopping the schedule
-            )
-            print(f"hygiene: stopped serving; the schedule of {args.name!r} stays active", flush=True)
-    except ServerError as exc:
-        print(f"hygiene: {exc}", file=sys.stderr)
-        return 1
+    from corpus_hygiene.flows.hygiene import hygiene_flow
+
+    if not args.debug:
+        _quiet_console_tracebacks()
+    now = shlex.join([prefect_command(), "deployment", "run", f"corpus-hygiene/{args.name}"])
+    print(f"Prefect UI: {api_url.removesuffix('/api')} (runs, logs, the reports' links)")
+    print(f"run it now: PREFECT_API_URL={api_url} {now}")
+    print("Ctrl-C stops serving and pauses the schedule; `hygiene serve` again resumes it", flush=True)
+    hygiene_flow.serve(
+        name=args.name,
+        cron=args.cron,
+        parameters=params,
+        description=f"corpus-hygiene on {params['input_dir']}, cron {args.cron!r}",
+        # One run at a time; a run due while one runs is cancelled, not failed (the next one comes).
+        global_limit=ConcurrencyLimitConfig(limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW),
+        print_starting_message=False,
+    )
     return 0
 
 
@@ -354,10 +403,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.func in (_cmd_run, _cmd_serve) and (problem := _usage_error(args)):
         parser.exit(2, f"hygiene: error: {problem}\n")
+    from corpus_hygiene.flows.server import ServerError
+
     if args.debug:
         return args.func(args)
     try:
         return args.func(args)
+    except ServerError as exc:
+        print(f"hygiene: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # an unexpected failure: one line here, the traceback with --debug
         print(f"hygiene: error: {type(exc).__name__}: {exc} (--debug prints the traceback)", file=sys.stderr)
         return 1

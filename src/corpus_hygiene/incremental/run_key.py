@@ -23,7 +23,6 @@ from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, 
 from corpus_hygiene.publish.dataset import (
     DatasetError,
     load_manifest,
-    run_outputs,
     sha256_file,
     verify_checksums,
     version_folder,
@@ -90,7 +89,7 @@ def unchanged_version(
     any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported."""
     try:
         policy = load_policy(policy_path)
-        discovery = discover(input_dir, policy.file_limit(max_file_mb), run_outputs(dataset_dir, reports_dir))
+        discovery = discover(input_dir, policy.file_limit(max_file_mb))
     except (PolicyError, InputRootError):
         return None
     return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy), reports_dir)

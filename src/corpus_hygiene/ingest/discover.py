@@ -11,15 +11,15 @@ Rules (each one a test in tests/test_discover.py):
 - a name is any bytes the filesystem allows: a byte that is not UTF-8 is written ``\\xNN`` and a
   backslash ``\\\\`` in the relative path (``safe_path``), which every table and JSON file can hold
   and which gives two different names two different paths;
-- what ``exclude`` says is the run's own (the dataset, its versions and cache, the reports, when they
-  lie under the root) is not input: it is neither walked nor listed.
+- the run's outputs never lie under the root: the CLI and the flow refuse folders that overlap
+  (``publish/owner.py``'s ``overlap_problem``).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,9 +73,7 @@ def safe_path(rel: str) -> str:
     return os.fsencode(rel).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
-def discover(
-    root: Path | str, max_bytes: int, exclude: Callable[[Path], bool] = lambda path: False
-) -> Discovery:
+def discover(root: Path | str, max_bytes: int) -> Discovery:
     root_path = Path(root)
     if not root_path.exists():
         raise InputRootError(f"input folder {str(root)!r} does not exist")
@@ -93,11 +91,10 @@ def discover(
     # os.walk with followlinks=False never descends into a symlinked folder, so it cannot loop.
     for dirpath, dirnames, filenames in os.walk(root_path, followlinks=False, onerror=unreadable_folder):
         base = Path(dirpath)
-        dirnames[:] = [name for name in dirnames if not exclude(base / name)]  # not walked into
         for name in dirnames + filenames:
             path = base / name
-            if (name in dirnames and not path.is_symlink()) or exclude(path):
-                continue  # a real folder (walked into), or the run's own output
+            if name in dirnames and not path.is_symlink():
+                continue  # a real folder: walked into
             entries.append((safe_path(path.relative_to(root_path).as_posix()), path))
 
     for rel, path in sorted(entries, key=lambda e: e[0]):

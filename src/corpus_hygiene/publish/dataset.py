@@ -176,20 +176,6 @@ def remove_staged_records(dataset_dir: Path | str) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_outputs(dataset_dir: Path | str, reports_dir: Path | str) -> Callable[[Path], bool]:
-    """Whether a path (under a resolved folder, as ``discover`` walks it) is a run's own output: the
-    dataset link, what lies beside it as ``.NAME.*`` (versions, cache, lock, a link being switched), or
-    the reports folder. An input folder that holds them must not ingest them."""
-    dataset = Path(dataset_dir).absolute()
-    parent, name = dataset.parent.resolve(), dataset.name
-    reports = Path(reports_dir).resolve()
-    return lambda path: (
-        path == reports
-        or path == parent / name
-        or (path.parent == parent and path.name.startswith(f".{name}."))
-    )
-
-
 def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
     """Make room for the symlink when DATASET_DIR is a real folder (first run, or a copied dataset)."""
     if problem := dataset_dir_problem(dataset_dir):
@@ -246,8 +232,7 @@ class StagedVersion:
 
     def discard(self) -> None:
         self.open = False
-        if made_by_this_tool(self.path):
-            shutil.rmtree(self.path, ignore_errors=True)
+        discard_partial(self.dataset_dir, self.run_id)
 
     def commit(
         self,
@@ -314,6 +299,13 @@ def publish(
         staged.write(name, tables[name])
         checkpoint(f"wrote {name}")
     return staged.commit(manifest, checkpoint, extra_files)
+
+
+def discard_partial(dataset_dir: Path | str, run_id: str) -> None:
+    """Remove run ``run_id``'s version being staged, if any (a run interrupted before it committed)."""
+    path = versions_dir(Path(dataset_dir)) / f"{run_id}.partial"
+    if made_by_this_tool(path):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def stage_version(dataset_dir: Path | str, run_id: str) -> StagedVersion | None:

@@ -64,3 +64,10 @@ def dataset_lock(dataset_dir: Path | str, holder: str, wait_seconds: float = 0.0
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def wait_for_lock(dataset_dir: Path | str, wait_seconds: float = 0.0) -> None:
+    """Return once no run holds ``dataset_dir``'s lock (waiting up to ``wait_seconds``), else raise
+    DatasetBusy: the CLI says "busy" before Prefect starts, and the flow takes the lock for the run."""
+    with dataset_lock(dataset_dir, f"a run starting (pid {os.getpid()})", wait_seconds):
+        pass

@@ -42,3 +42,27 @@ def dataset_dir_problem(dataset_dir: Path | str) -> str | None:
         f"--dataset-dir {str(dataset_dir)!r} holds files this tool did not write; "
         "choose an empty or new --dataset-dir"
     )
+
+
+def overlap_problem(input_dir: Path | str, dataset_dir: Path | str, reports_dir: Path | str) -> str | None:
+    """Why these folders cannot serve one run, or None: one holds another (a run would read its own
+    outputs, or a publish would replace the reports), counting the dataset's ``.NAME.*`` folders beside it
+    (versions, cache) as the dataset's."""
+    dataset = Path(dataset_dir).resolve()
+    folders = {
+        "input folder": Path(input_dir).resolve(),
+        "--dataset-dir": dataset,
+        "--reports-dir": Path(reports_dir).resolve(),
+    }
+
+    def within(path: Path, other: Path) -> bool:
+        owned = [other, *other.parent.glob(f".{other.name}.*")] if other == dataset else [other]
+        return any(path == o or o in path.parents for o in owned)
+
+    names = list(folders)
+    for i, name in enumerate(names):
+        for other in names[i + 1 :]:
+            a, b = folders[name], folders[other]
+            if within(a, b) or within(b, a):
+                return f"{name} {str(a)!r} and {other} {str(b)!r} overlap: give folders apart"
+    return None
