@@ -85,3 +85,19 @@ def test_croissant_json_describes_every_table_and_mlcroissant_reads_it(published
         "records/pii/email": first["pii"]["email"],
         "records/pii/phone": first["pii"]["phone"],
     }
+
+
+def test_the_readme_names_every_published_column_and_no_other():
+    from corpus_hygiene.publish.dataset import TABLES
+
+    readme = (EXAMPLES.parents[1] / "README.md").read_text("utf-8")
+    groups = {
+        name: re.findall(r"`(\w+)`", re.search(rf"{name}: (.*?)[;.] ", readme, re.S | re.I).group(1))
+        for name in ("provenance", "signals")
+    }
+    for table, schema in TABLES.items():
+        row = re.search(rf"\| `data/clean/{table}\.parquet` \| [^:|]*: ([^|]*) \|", readme).group(1)
+        named = []
+        for item in re.sub(r" \([^)]*\)", "", row).split(", "):
+            named += groups[item] if item in groups else [item.strip("`")]
+        assert named == schema.names, table
