@@ -1,4 +1,5 @@
 import os
+import shutil
 
 import pytest
 
@@ -90,3 +91,27 @@ def test_names_that_would_render_alike_get_distinct_reversible_paths(tmp_path, p
     assert {os.fsencode(f.abs_path.name) for f in files} == {b"a\xff.txt", b"a\\xff.txt"}
     asm = assemble(process_files(files, policy), [], policy=policy)
     assert asm.counts["ingested"] == 2 and asm.counts["kept"] == 2
+
+
+@pytest.mark.parametrize("swapped", ["folder", "file"])
+def test_a_folder_or_file_swapped_for_an_outside_link_after_discovery_is_never_read(tmp_path, policy, swapped):
+    from corpus_hygiene.incremental.run_key import hash_inputs
+    from corpus_hygiene.pipeline.process import process_file
+
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "in" / "sub" / "a.txt").write_text("ICLR 2026 Papers\n\nA harmless abstract here.\n")
+    (tmp_path / "outside" / "a.txt").write_text("ICLR 2026 Papers\n\nSECRET planted outside the root.\n")
+    found = discover(tmp_path / "in", 1 << 20)
+    if swapped == "folder":  # the moment of reading: sub is now a link out of the root
+        shutil.rmtree(tmp_path / "in" / "sub")
+        (tmp_path / "in" / "sub").symlink_to(tmp_path / "outside")
+    else:
+        (tmp_path / "in" / "sub" / "a.txt").unlink()
+        (tmp_path / "in" / "sub" / "a.txt").symlink_to(tmp_path / "outside" / "a.txt")
+    (src,) = found.files
+    result = process_file(src, policy)
+    assert result.records == [] and "SECRET" not in repr(result)
+    (row,) = result.rejected
+    assert row.source_file == "sub/a.txt" and row.reason in ("symlink_outside_root", "unreadable_file")
+    assert hash_inputs(found) == {"sub/a.txt": None}

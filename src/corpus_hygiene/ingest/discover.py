@@ -131,18 +131,31 @@ def discover(root: Path | str, max_bytes: int) -> Discovery:
     return out
 
 
+class LeftTheRoot(OSError):
+    """The path of a discovered file now leads outside the input folder: a folder on it (or the file)
+    was swapped for a symlink after discovery."""
+
+
 @contextmanager
 def open_source(source: SourceFile) -> Iterator[int]:
-    """Open a discovered file without following a symlink swapped in after discovery.
+    """Open a discovered file only where it was discovered, whatever was swapped since.
 
     O_NOFOLLOW refuses a path that became a link; O_NONBLOCK keeps a path that became a FIFO from
-    blocking the open. Yields the file descriptor of a regular file.
+    blocking the open; the opened descriptor's own path (``/proc/self/fd``, where the system has it) must
+    be the discovered one, so a folder on the way swapped for a link out of the root is refused
+    (``LeftTheRoot``), never read. Yields the file descriptor of a regular file.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(source.abs_path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{source.rel_path} is no longer a regular file")
+        try:
+            opened = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # no /proc: O_NOFOLLOW guards the file's own name only
+            opened = str(source.abs_path)
+        if opened != str(source.abs_path):
+            raise LeftTheRoot(f"its path now leads outside the input folder (to {opened!r}): not read")
         yield fd
     finally:
         os.close(fd)

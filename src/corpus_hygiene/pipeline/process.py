@@ -27,7 +27,7 @@ from corpus_hygiene.ingest import (
     read_bytes,
     split_lines,
 )
-from corpus_hygiene.ingest.discover import open_source
+from corpus_hygiene.ingest.discover import LeftTheRoot, open_source
 from corpus_hygiene.ingest.split import is_blank, paragraphs_from
 from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
 from corpus_hygiene.isolation import StepFailed, describe_failure, step
@@ -196,6 +196,8 @@ def _quarantine_all(result: FileResult, reason: Reason, detail: str) -> FileResu
 
 
 def _unreadable(src: SourceFile, exc: OSError) -> FileResult:
+    if isinstance(exc, LeftTheRoot):
+        return _refused(src, Reason.SYMLINK_OUTSIDE_ROOT, str(exc), src.size)
     return _refused(src, Reason.UNREADABLE_FILE, f"cannot read the file: {exc.strerror or exc}", src.size)
 
 
