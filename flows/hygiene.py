@@ -39,7 +39,7 @@ from corpus_hygiene.flows.on_dask import (
 from corpus_hygiene.flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
-from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key
+from corpus_hygiene.incremental.run_key import current_version, hash_inputs, hashes_read, run_key
 from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, assemble
 from corpus_hygiene.pipeline.batches import batches, label
@@ -304,7 +304,7 @@ def _hygiene(
         stage_seconds=timings,
         outcome="published",
     )
-    metrics["run_key"] = run_key(discovery, {s.source_file: s.sha256 for s in asm.sources}, policy)
+    metrics["run_key"] = run_key(discovery, hashes_read(asm.sources), policy)
     metrics["gates"] = [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in gates]
     metrics["changes"] = changes_since_previous(dataset_dir, asm.records, asm.quarantine)
     if broken := [g for g in gates if not g.passed]:

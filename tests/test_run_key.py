@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key, unchanged_version
@@ -103,3 +104,17 @@ def test_unchanged_version_is_the_published_one_only_for_the_same_inputs(tmp_pat
         )
         is None
     )
+
+
+def test_a_file_that_changed_while_read_is_read_again_by_the_next_run(tmp_path, policy):
+    from corpus_hygiene.incremental.run_key import hashes_read
+    from corpus_hygiene.pipeline.process import process_file
+
+    (tmp_path / "a.txt").write_text("ICLR 2026 Papers\n\nAn abstract about graphs and their use.\n")
+    found = discover(tmp_path, 1 << 20)
+    os.utime(tmp_path / "a.txt", ns=(1, 1))  # modified after discovery, before it is read
+    result = process_file(found.files[0], policy)
+    assert result.source.problem == "changed_during_run"
+    published = run_key(found, hashes_read([result.source]), policy)
+    again = discover(tmp_path, 1 << 20)  # the next run: the same bytes, now settled
+    assert run_key(again, hash_inputs(again), policy) != published

@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from corpus_hygiene.checks import Policy, PolicyError, load_policy
 from corpus_hygiene.incremental.file_cache import cache_dir_for, published_manifest
 from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
+from corpus_hygiene.models import SourceReport
 from corpus_hygiene.publish.dataset import (
     DatasetError,
     load_manifest,
@@ -27,6 +28,7 @@ from corpus_hygiene.publish.dataset import (
     verify_checksums,
     version_folder,
 )
+from corpus_hygiene.reasons import Reason
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
@@ -41,6 +43,17 @@ def run_key(discovery: Discovery, sha256_of: Mapping[str, str | None], policy: P
         "libraries": library_versions(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+READ_AGAIN = "read again"  # never a sha256: a run key holding it matches no later run
+
+
+def hashes_read(sources: Iterable[SourceReport]) -> dict[str, str | None]:
+    """The hash each source was read with, for the run key a run publishes; a file that changed while
+    read counts as not read, so the next run reads it again rather than find this run "unchanged"."""
+    return {
+        s.source_file: READ_AGAIN if s.problem == Reason.CHANGED_DURING_RUN else s.sha256 for s in sources
+    }
 
 
 def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
