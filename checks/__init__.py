@@ -7,6 +7,7 @@ Importable as ``corpus_hygiene.checks`` from the source tree and from an install
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -64,6 +65,29 @@ def _dedup_config(items: tuple):
     return DedupConfig(**dict(items))
 
 
+MAX_POLICY_BYTES = 1 << 20
+
+
+def read_policy_bytes(path: Path) -> bytes:
+    """The policy file's bytes. A pipe (``--policy <(…)``) or FIFO is read without waiting for a writer
+    that may never come (opened non-blocking: with no writer it reads as empty); a device that never
+    ends (``/dev/zero``) stops at MAX_POLICY_BYTES."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= MAX_POLICY_BYTES and (chunk := os.read(fd, 1 << 16)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_POLICY_BYTES:
+        raise PolicyError(f"policy file {path} is larger than {MAX_POLICY_BYTES:,} bytes")
+    if size == 0:
+        raise PolicyError(f"policy file {path} is empty")
+    return b"".join(chunks)
+
+
 def load_policy(path: Path | str | None = None) -> Policy:
     """Read and check the policy file (``policy_model.PolicyFile``): an unknown key, a value of the wrong
     type or out of range is a PolicyError naming the file, line and key, before any work starts."""
@@ -72,10 +96,8 @@ def load_policy(path: Path | str | None = None) -> Policy:
     from corpus_hygiene.checks.policy_model import PolicyFile, describe
 
     policy_path = Path(path) if path else DEFAULT_POLICY_PATH
-    if policy_path.exists() and not policy_path.is_file():  # a FIFO or a device would block the read
-        raise PolicyError(f"policy file {policy_path} is not a regular file")
     try:
-        raw = policy_path.read_bytes()
+        raw = read_policy_bytes(policy_path)
     except OSError as exc:
         raise PolicyError(f"cannot read policy file {policy_path}: {exc.strerror}") from exc
     try:

@@ -335,13 +335,15 @@ def test_policy_mistakes_name_the_file_line_and_key(tmp_path, good, bad, message
         assert bad.split(" =")[0] in at or (at.startswith("[") and message.startswith(at))
 
 
-def test_a_policy_path_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
+def test_a_fifo_nobody_writes_or_an_endless_device_is_refused_without_hanging(tmp_path):
     import os
 
     fifo = tmp_path / "policy.fifo"
-    os.mkfifo(fifo)  # reading it would block until someone writes
-    with pytest.raises(PolicyError, match="is not a regular file"):
+    os.mkfifo(fifo)  # a blocking open would wait for a writer for ever
+    with pytest.raises(PolicyError, match="policy.fifo is empty"):
         load_policy(fifo)
+    with pytest.raises(PolicyError, match="/dev/zero is larger than 1,048,576 bytes"):
+        load_policy("/dev/zero")
 
 
 def test_policy_errors_for_an_unreadable_or_broken_file(tmp_path):

@@ -139,7 +139,8 @@ def test_a_dataset_version_folder_as_input_overlaps_the_dataset(tmp_path):
     from corpus_hygiene.publish.owner import overlap_problem
 
     (tmp_path / ".clean.versions" / "v1").mkdir(parents=True)
-    assert "overlap" in overlap_problem(tmp_path / ".clean.versions" / "v1", tmp_path / "clean", tmp_path / "r")
+    version = tmp_path / ".clean.versions" / "v1"
+    assert "overlap" in overlap_problem(version, tmp_path / "clean", tmp_path / "r")
     assert overlap_problem(tmp_path / ".clean2.versions", tmp_path / "clean", tmp_path / "r") is None
     assert overlap_problem(tmp_path / "in", tmp_path / "clean", tmp_path / "r") is None
 
@@ -380,3 +381,26 @@ def test_a_lock_path_that_is_not_a_lock_file_is_refused_and_left_alone(tmp_path,
     assert exit_info.value.code == 2
     assert f"{lock} is not a lock file this tool wrote" in capsys.readouterr().err
     assert precious.read_text() == "keep me" and not (tmp_path / "r").exists()
+
+
+def _pipe(data: bytes) -> str:
+    """A pipe holding ``data``, as the path a shell's ``<(…)`` gives."""
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    return f"/proc/self/fd/{read}"
+
+
+def test_a_policy_given_as_a_pipe_is_read_once(tmp_path, capsys):
+    from corpus_hygiene.checks import DEFAULT_POLICY_PATH, load_policy
+    from corpus_hygiene.cli import _policy_read_once
+
+    text = DEFAULT_POLICY_PATH.read_bytes()
+    kept = _policy_read_once(_pipe(text))
+    assert Path(kept).read_bytes() == text and load_policy(kept).sha256 == load_policy().sha256
+    assert load_policy(kept).sha256 == load_policy(kept).sha256  # read again and again, unlike the pipe
+    broken = _pipe(text.replace(b"num_perm = 128", b"num_perm = 7"))
+    code = main(["run", str(EXAMPLES), "--dataset-dir", str(tmp_path / "d"), "--reports-dir",
+                 str(tmp_path / "r"), "--policy", broken])  # fmt: skip
+    assert code == 2
+    assert "num_perm: Input should be greater than or equal to 16 (got 7)" in capsys.readouterr().err

@@ -94,7 +94,7 @@ def test_names_that_would_render_alike_get_distinct_reversible_paths(tmp_path, p
 
 
 @pytest.mark.parametrize("swapped", ["folder", "file"])
-def test_a_folder_or_file_swapped_for_an_outside_link_after_discovery_is_never_read(tmp_path, policy, swapped):
+def test_a_folder_or_file_swapped_for_an_outside_link_after_discovery_is_not_read(tmp_path, policy, swapped):
     from corpus_hygiene.incremental.run_key import hash_inputs
     from corpus_hygiene.pipeline.process import process_file
 

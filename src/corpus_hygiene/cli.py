@@ -7,6 +7,7 @@ here to the flow. Prefect is imported only once a run is needed.
 from __future__ import annotations
 
 import argparse
+import atexit
 import logging
 import math
 import os
@@ -14,6 +15,7 @@ import shlex
 import signal
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -98,6 +100,21 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()
+
+
+def _policy_read_once(policy: str | None) -> str | None:
+    """The policy path every later step reads. A pipe (``--policy <(…)``) can be read only once: its
+    bytes go to a private file first, removed when this process exits."""
+    if policy is None or not os.path.exists(policy) or Path(policy).is_file():
+        return policy
+    from corpus_hygiene.checks import read_policy_bytes
+
+    raw = read_policy_bytes(Path(policy))
+    fd, path = tempfile.mkstemp(prefix="hygiene-policy-", suffix=".toml")
+    with os.fdopen(fd, "wb") as out:
+        out.write(raw)
+    atexit.register(os.unlink, path)
+    return path
 
 
 def _cron_error(cron: str) -> str | None:
@@ -401,8 +418,15 @@ def _flow_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.func in (_cmd_run, _cmd_serve) and (problem := _usage_error(args)):
-        parser.exit(2, f"hygiene: error: {problem}\n")
+    if args.func in (_cmd_run, _cmd_serve):
+        if problem := _usage_error(args):
+            parser.exit(2, f"hygiene: error: {problem}\n")
+        from corpus_hygiene.checks import PolicyError
+
+        try:
+            args.policy = _policy_read_once(args.policy)
+        except PolicyError as exc:
+            parser.exit(2, f"hygiene: {exc}\n")
     from corpus_hygiene.flows.server import ServerError
 
     if args.debug:
