@@ -5,6 +5,8 @@ from collections import Counter
 from unittest import mock
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.pipeline.assemble import assemble
@@ -85,3 +87,39 @@ def test_metrics_and_manifest_files_are_the_bytes_of_the_stdlibs_indented_sorted
     for doc in (metrics, manifest_from_metrics(metrics)):
         stdlib = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         assert json_document(doc) == stdlib.encode()
+
+
+_hostile = st.text(
+    st.one_of(st.sampled_from("`<>|&[]()!*_\\#\n\r\t\x00\u2028 -:'\"{}"), st.characters(codec="utf-8")),
+    min_size=1, max_size=30,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def card_metrics(asm, policy) -> dict:
+    return _metrics(asm, policy) | {"created_at": "2026-12-07T00:00:00Z"}
+
+
+@settings(max_examples=200)
+@given(folder=_hostile, policy_name=_hostile, detail=_hostile)
+def test_hostile_names_in_the_dataset_card_stay_literal_text(card_metrics, folder, policy_name, detail):
+    from markdown_it import MarkdownIt
+
+    from corpus_hygiene.publish.card import _visible, dataset_card
+
+    folder, policy_name = folder.replace("/", "_"), policy_name.replace("/", "_")  # names, not paths
+    assume({folder, policy_name}.isdisjoint({".", ".."}))
+    metrics = card_metrics | {"input_dir": f"/x/{folder}", "policy_path": f"/p/{policy_name}"}
+    metrics["gates"] = [{"name": "quarantine_share", "passed": False, "detail": detail}]
+    card = dataset_card(metrics)
+    tokens = MarkdownIt("commonmark").enable("table").parse(card.split("---\n", 2)[2])
+    inline = [t for block in tokens for t in (block.children or [])]
+    assert not [t for t in tokens + inline if t.type in ("html_block", "html_inline", "link_open", "image")]
+    codes = [t.content for t in inline if t.type == "code_inline"]
+    for name in (folder, policy_name):  # each name whole in one code span (CommonMark trims one pad)
+        assert any(c.strip() == _visible(name).strip() for c in codes), (name, codes)
+    gates = tokens[max(i for i, t in enumerate(tokens) if t.type == "table_open") :]
+    assert [t.type for t in gates].count("td_open") == 3  # the gates table: one row of three cells
+    name, result, shown = [t for t in gates if t.type == "inline"][-3:]
+    assert (name.children[0].content, result.content) == ("quarantine_share", "FAIL")
+    assert "".join(c.content for c in shown.children) == _visible(detail).strip()  # as written, literally

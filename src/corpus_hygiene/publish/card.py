@@ -4,6 +4,7 @@ Croissant metadata (croissant.json)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from corpus_hygiene.publish.dataset import SCHEMA_VERSION, TABLES
@@ -114,23 +115,51 @@ def _front_matter(metrics: dict) -> str:
     )
 
 
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def _visible(text: str) -> str:
+    """Control characters, line breaks and lone surrogates (a file name's undecodable bytes) as
+    ``\\xNN`` / ``\\uNNNN``: a name stays on its line and writes as UTF-8."""
+    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def md_code(text: str, *, cell: bool = False) -> str:
+    """``text`` as a Markdown code span that nothing in it can end (CommonMark: a fence longer than any
+    run of backticks inside, padded when the text starts or ends with one); HTML in it stays text.
+    ``cell``: in a GFM table, where ``|`` is escaped even in code."""
+    text = _visible(str(text))
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|') if cell else text}{pad}{fence}"
+
+
+def md_text(text: str) -> str:
+    """``text`` as literal Markdown prose: every ASCII punctuation backslash-escaped (no markup, links,
+    HTML or table cell breaks can form), control characters visible."""
+    return _PUNCTUATION.sub(r"\\\1", _visible(str(text)))
+
+
 def dataset_card(metrics: dict) -> str:
     c = metrics["counts"]
-    langs = ", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none"
+    langs = md_text(", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none")
     reasons = (
-        "\n".join(f"| `{k}` | {v} |" for k, v in metrics["quarantine_reasons"].items()) or "| (none) | 0 |"
+        "\n".join(f"| {md_code(k, cell=True)} | {v} |" for k, v in metrics["quarantine_reasons"].items())
+        or "| (none) | 0 |"
     )
+    folder, policy = md_code(Path(metrics["input_dir"]).name), md_code(Path(metrics["policy_path"]).name)
     fields = "\n".join(f"| `{k}` | {v} |" for k, v in DESCRIPTIONS["records"].items())
     limits = metrics.get("quality_policy", {})
     quality = ", ".join(f"{k} {v:g}" for k, v in limits.get("limits", {}).items())
     gates = "\n".join(
-        f"| {g['name']} | {'pass' if g['passed'] else 'FAIL'} | {g['detail']} |"
+        f"| {md_text(g['name'])} | {'pass' if g['passed'] else 'FAIL'} | {md_text(g['detail'])} |"
         for g in metrics.get("gates", [])
     )
     return f"""{_front_matter(metrics)}# corpus-hygiene dataset
 
 Clean, deduplicated paper abstracts produced by corpus-hygiene {metrics["code_version"]} in run
-`{metrics["run_id"]}` ({metrics["created_at"]}) from a folder named `{Path(metrics["input_dir"]).name}`.
+`{metrics["run_id"]}` ({metrics["created_at"]}) from a folder named {folder}.
 Schema version {SCHEMA_VERSION}; `schema.json` describes every column; `manifest.json` lists every input
 and output file with its sha256. Check it with `hygiene validate <this folder>` or read it with
 `corpus_hygiene.read_dataset(<this folder>)`, which runs the same checks.
@@ -168,7 +197,7 @@ Decoding (BOM, UTF-8, charset detection) → header and paragraph split → lang
 cleaning (ftfy, LaTeX to Unicode, markdown, PDF artefacts, NFC; words checked against the input) →
 quality signals → the named record checks of the policy → exact and near-duplicate detection
 (MinHash LSH, verified similarity) → gates → publish.
-Policy `{Path(metrics["policy_path"]).name}` (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
+Policy {policy} (sha256 `{metrics["policy_sha256"][:16]}…`); dedup config
 `{metrics["dedup_config"]["fingerprint"]}`.
 
 Every kept record is within the policy's quality limits ({quality or "none"}); it lost at most
