@@ -117,6 +117,24 @@ def test_changes_match_records_by_id_as_sets_do(tmp_path_factory, before, now):
     assert changes["removed_sample"] == sorted(removed.values())
 
 
+def test_foreign_or_old_files_in_the_reports_folder_are_skipped_with_one_warning(tmp_path, caplog):
+    import json
+
+    from corpus_hygiene.report.html import write_reports
+
+    (tmp_path / "20260101T000000Z-old.metrics.json").write_text(json.dumps({"run_id": "x", "kept": 3}))
+    (tmp_path / "notes.metrics.json").write_text("[1, 2]")
+    (tmp_path / "broken.metrics.json").write_bytes(b"\xff{")
+    m = _metrics()
+    page = write_reports(tmp_path, m, [], [])
+    index = (tmp_path / "index.html").read_text("utf-8")
+    assert page.is_file() and m["run_id"] in index and "20260101T000000Z-old" not in index
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"][-1:]
+    assert warning.startswith("the reports index skips files this tool cannot read: ")
+    assert all(name in warning for name in ("notes.metrics.json", "broken.metrics.json", "-old.metrics.json"))
+    assert 'href="20260101T000000Z-old.html"' not in page.read_text("utf-8")  # no "previous" link to it
+
+
 def test_index_lists_runs_newest_first_with_a_trend(tmp_path):
     import json
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import Indel
 
 from corpus_hygiene.atomic import json_document, write_atomic
 from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import bars
+
+log = logging.getLogger(__name__)
 
 _env = Environment(
     loader=PackageLoader("corpus_hygiene.report", "templates"),
@@ -148,13 +152,48 @@ def render_run_report(
     )
 
 
-def _render_index(reports_dir: Path) -> str:
-    runs = []
+class _Counts(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    files: int
+    ingested: int
+    kept: int
+    duplicates: int
+    quarantined: int
+
+
+class _IndexRow(BaseModel):
+    """What the index reads of a ``<run_id>.metrics.json``: a file without it (foreign, damaged, from an
+    older version) is skipped with one warning, never a failed run."""
+
+    model_config = ConfigDict(extra="allow")
+    run_id: str
+    created_at: str
+    outcome: str
+    input_dir: str | None = None
+    policy_sha256: str | None = None
+    code_version: str | None = None
+    counts: _Counts
+
+
+def _past_runs(reports_dir: Path) -> list[dict]:
+    """The runs this folder has metrics of, newest first."""
+    runs, skipped = [], []
     for path in sorted(reports_dir.glob("*.metrics.json"), reverse=True):
         try:
-            runs.append(json.loads(path.read_text("utf-8")))
-        except (OSError, ValueError):
-            continue  # a damaged metrics file hides one row, not the index
+            doc = json.loads(path.read_text("utf-8"))
+            _IndexRow.model_validate(doc)
+            if doc["run_id"] != path.name.removesuffix(".metrics.json"):
+                raise ValueError("its run_id is not its name")
+            runs.append(doc)
+        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            skipped.append(f"{path.name} ({type(exc).__name__})")
+    if skipped:
+        log.warning("the reports index skips files this tool cannot read: %s", ", ".join(skipped))
+    return runs
+
+
+def _render_index(reports_dir: Path) -> str:
+    runs = _past_runs(reports_dir)
     return _env.get_template("index.html.j2").render(runs=runs, trend=trend_points(runs))
 
 
@@ -212,9 +251,8 @@ def write_reports(
     reports_dir.mkdir(parents=True, exist_ok=True)
     run_id = metrics["run_id"]
     page = reports_dir / f"{run_id}.html"
-    earlier = sorted(p.name.removesuffix(".metrics.json") for p in reports_dir.glob("*.metrics.json"))
-    earlier = [r for r in earlier if r < run_id]
-    metrics = {**metrics, "previous_report": f"{earlier[-1]}.html" if earlier else None}
+    earlier = [r["run_id"] for r in _past_runs(reports_dir) if r["run_id"] < run_id]
+    metrics = {**metrics, "previous_report": f"{earlier[0]}.html" if earlier else None}
     write_atomic(page, render_run_report(metrics, quarantine, duplicates, records))
     write_atomic(reports_dir / f"{run_id}.metrics.json", json_document(metrics))
     write_atomic(reports_dir / "index.html", _render_index(reports_dir))
