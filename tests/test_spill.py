@@ -1,6 +1,7 @@
 """spill.Spill: rows appended to parts on disk by their key's hash, read back a part at a time."""
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -48,3 +49,14 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(tmp_path):
     shutil.rmtree(spill.folder)  # the disk went away under the run
     with pytest.raises(StagingError, match="cannot spill rows to .*: No such file or directory"):
         spill.add(_rows([b"a"]))
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_full_disk_is_an_error_never_rows_silently_lost(tmp_path):
+    spill = Spill(ROW, tmp_path, parts=4)
+    spill.folder = tmp_path / "full"
+    spill.folder.mkdir()
+    for p in range(4):  # every part's file on a disk with no space left
+        (spill.folder / f"{p}.bin").symlink_to("/dev/full")
+    with pytest.raises(StagingError, match="No space left on device"):
+        spill.add(_rows([b"a", b"b", b"c", b"d", b"e"]))

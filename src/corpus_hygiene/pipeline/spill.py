@@ -55,8 +55,9 @@ class Spill:
                 self.folder = Path(tempfile.mkdtemp(prefix="spill-", dir=self._in))
                 self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
             for p in np.flatnonzero(np.diff(bounds)).tolist():
-                with open(self.folder / f"{p}.bin", "ab") as fh:
-                    rows[order[bounds[p] : bounds[p + 1]]].astype(self.dtype, copy=False).tofile(fh)
+                part_rows = rows[order[bounds[p] : bounds[p + 1]]].astype(self.dtype, copy=False)
+                with open(self.folder / f"{p}.bin", "ab") as fh:  # not tofile: it ignores a full disk
+                    fh.write(part_rows.view(np.uint8))
         except OSError as exc:
             where = self.folder or self._in or tempfile.gettempdir()
             raise StagingError(f"cannot spill rows to {where}: {exc.strerror or exc}") from exc
