@@ -7,8 +7,8 @@ import pytest
 from .conftest import EXAMPLES
 
 
-@pytest.fixture(scope="module")
-def published(tmp_path_factory):
+def _publish(target, corpus, run_id: str):
+    """``corpus`` (a folder, or a list of its files) published to ``target`` as a run would publish it."""
     from corpus_hygiene.checks import load_policy
     from corpus_hygiene.ingest import discover
     from corpus_hygiene.pipeline.assemble import assemble
@@ -18,24 +18,79 @@ def published(tmp_path_factory):
     from corpus_hygiene.publish.metrics import build_metrics
 
     policy = load_policy()
-    found = discover(EXAMPLES, policy.max_file_bytes)
+    found = discover(corpus, policy.max_file_bytes)
     asm = assemble([process_file(f, policy) for f in found.files], found.refused, found.skipped, policy)
     metrics = build_metrics(
-        run_id="20261205T000000Z-000000", input_dir=str(EXAMPLES), dataset_dir="data/clean", asm=asm,
+        run_id=run_id, input_dir=str(corpus), dataset_dir="data/clean", asm=asm,
         policy=policy, stage_seconds={}, outcome="published",
     )  # fmt: skip
-    target = tmp_path_factory.mktemp("loading") / "data" / "clean"
     publish(target, metrics["run_id"], asm.tables(), {}, extra_files=beside_the_tables(metrics))
-    return target, asm
+    return asm
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    target = tmp_path_factory.mktemp("loading") / "data" / "clean"
+    return target, _publish(target, EXAMPLES, "20261205T000000Z-000000")
+
+
+def _offline_hf(monkeypatch, home):
+    monkeypatch.setenv("HF_HOME", str(home))  # the datasets cache; nothing is downloaded
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_hugging_face_loads_what_is_published_now_never_a_cached_copy(tmp_path, monkeypatch):
+    import shutil
+
+    import datasets
+
+    _offline_hf(monkeypatch, tmp_path / "hf")  # one cache for every load below, as a user has
+    part = tmp_path / "part"
+    shutil.copytree(EXAMPLES, part)
+    shutil.rmtree(part / "zh")
+    first = _publish(tmp_path / "a" / "clean", part, "20261205T000000Z-000001")
+    assert datasets.load_dataset(str(tmp_path / "a" / "clean"))["train"].num_rows == len(first.records)
+    again = _publish(tmp_path / "a" / "clean", EXAMPLES, "20261205T000000Z-000002")  # a re-run, more rows
+    assert len(again.records) > len(first.records)
+    assert datasets.load_dataset(str(tmp_path / "a" / "clean"))["train"].num_rows == len(again.records)
+    other = _publish(tmp_path / "b" / "clean", part, "20261205T000000Z-000003")  # another folder, same name
+    assert datasets.load_dataset(str(tmp_path / "b" / "clean"))["train"].num_rows == len(other.records)
+    loaded = datasets.load_dataset(str(tmp_path / "a" / "clean"), "quarantine")["train"]
+    assert loaded.num_rows == len(again.quarantine)
+
+
+def test_empty_tables_have_no_row_group_and_read_as_zero_rows(tmp_path):
+    """A 0-row row group fails Hugging Face's reader (ArrowInvalid: BatchSize); with none, pyarrow, pandas
+    and DuckDB read 0 rows. (``datasets`` 5.2 cannot load an empty split from any Parquet file, its own
+    ``to_parquet``'s included: "corresponds to no data"; the card says so.)"""
+    import duckdb
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    import corpus_hygiene
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "iclr.txt").write_text(
+        "ICLR 2026 Papers\n\nWe propose a sparse attention method for long documents and show that it "
+        "halves the memory of training while keeping accuracy on four benchmarks.\n",
+        "utf-8",
+    )
+    asm = _publish(tmp_path / "clean", tmp_path / "in", "20261205T000000Z-000004")
+    assert len(asm.records) == 1 and not len(asm.quarantine) and not len(asm.duplicates)
+    for name in ("duplicates", "quarantine", "pairs"):
+        path = tmp_path / "clean" / f"{name}.parquet"
+        assert pq.ParquetFile(path).metadata.num_row_groups == 0, name
+        assert pq.read_table(path).num_rows == len(pd.read_parquet(path)) == 0
+        assert len(corpus_hygiene.read_dataset(tmp_path / "clean", table=name)) == 0
+        assert duckdb.sql(f"SELECT count(*) FROM '{path}'").fetchall() == [(0,)]
 
 
 def test_the_readme_loading_lines_run_and_give_every_table(published, tmp_path, monkeypatch):
     target, asm = published
     readme = (EXAMPLES.parents[1] / "README.md").read_text("utf-8")
     code = re.search(r"Load it with the tools you use.*?```python\n(.*?)```", readme, re.S).group(1)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # the datasets cache; nothing is downloaded
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _offline_hf(monkeypatch, tmp_path / "hf")
     names: dict = {}
     exec(code.replace('"data/clean', f'"{target}').replace("'data/clean", f"'{target}"), names)  # noqa: S102
     kept = len(asm.records)

@@ -98,18 +98,25 @@ def _size_category(n: int) -> str:
     return "1M<n<10M" if n < 10_000_000 else "10M<n<100M"
 
 
-def _front_matter(metrics: dict) -> str:
+def _front_matter(metrics: dict, outputs: dict[str, dict]) -> str:
     """The YAML the Hugging Face Hub and ``datasets.load_dataset(folder)`` read: one config per table
     (records the default), the records' languages, size category, and a license field to fill in (the
-    abstracts' own licences are their sources')."""
+    abstracts' own licences are their sources'). Each config's ``dataset_info`` description names its
+    table's sha256: ``datasets`` keys its cache on the card's configs and infos (not on the files), so a
+    re-published or another folder named alike loads its own rows, never a stale copy."""
     configs = "".join(
         f"- config_name: {name}\n  data_files: {name}.parquet\n"
         + ("  default: true\n" if name == "records" else "")
         for name in TABLES
     )
+    infos = "".join(
+        f"- config_name: {name}\n  description: '{name}.parquet, sha256 {out['sha256']}'\n"
+        for name in TABLES
+        if (out := outputs.get(f"{name}.parquet"))
+    )
     languages = "".join(f"- {lang}\n" for lang in sorted(metrics["languages"]) if lang != "und") or "- en\n"
     return (
-        f"---\nconfigs:\n{configs}language:\n{languages}license: unknown\n"
+        f"---\nconfigs:\n{configs}dataset_info:\n{infos}language:\n{languages}license: unknown\n"
         f"size_categories:\n- {_size_category(metrics['counts']['kept'])}\n"
         f"pretty_name: corpus-hygiene abstracts ({metrics['run_id']})\n---\n\n"
     )
@@ -141,7 +148,7 @@ def md_text(text: str) -> str:
     return _PUNCTUATION.sub(r"\\\1", _visible(str(text)))
 
 
-def dataset_card(metrics: dict) -> str:
+def dataset_card(metrics: dict, outputs: dict[str, dict]) -> str:
     c = metrics["counts"]
     langs = md_text(", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none")
     reasons = (
@@ -156,7 +163,7 @@ def dataset_card(metrics: dict) -> str:
         f"| {md_text(g['name'])} | {'pass' if g['passed'] else 'FAIL'} | {md_text(g['detail'])} |"
         for g in metrics.get("gates", [])
     )
-    return f"""{_front_matter(metrics)}# corpus-hygiene dataset
+    return f"""{_front_matter(metrics, outputs)}# corpus-hygiene dataset
 
 Clean, deduplicated paper abstracts produced by corpus-hygiene {metrics["code_version"]} in run
 `{metrics["run_id"]}` ({metrics["created_at"]}) from a folder named {folder}.
@@ -180,6 +187,9 @@ Languages of kept records: {langs}.
 - `pairs.parquet`: every near-duplicate candidate pair whose similarity was verified, above the threshold
   or below it (exact copies are not pairs): the duplicate audit, to redo in pandas.
 - `croissant.json`: the four tables as MLCommons Croissant 1.0 metadata (`mlcroissant.Dataset`).
+
+An empty table has no rows to load: Hugging Face `datasets` raises for an empty split ("corresponds to no
+data"); pandas, pyarrow and DuckDB read it as 0 rows.
 
 | field | meaning |
 |---|---|
@@ -332,10 +342,10 @@ def croissant_json(metrics: dict, outputs: dict[str, dict]) -> str:
 
 
 def beside_the_tables(metrics: dict) -> dict:
-    """The files published beside the tables, for ``StagedVersion.commit``; croissant.json is made once
-    the tables' sha256 are known."""
+    """The files published beside the tables, for ``StagedVersion.commit``; the card and croissant.json
+    are made once the tables' sha256 are known."""
     return {
         "schema.json": schema_json(),
-        "README.md": dataset_card(metrics),
+        "README.md": lambda outputs: dataset_card(metrics, outputs),
         "croissant.json": lambda outputs: croissant_json(metrics, outputs),
     }

@@ -150,10 +150,12 @@ def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterato
             table = to_arrow(rows, lo, lo + ROW_GROUP, schema)
             if pending is not None:
                 pending.result()  # row groups in order
-            pending = pool.submit(writer.write_table, table)
+            if len(table):  # an empty table has no row group: a 0-row one fails Hugging Face's reader
+                pending = pool.submit(writer.write_table, table)
             yield table
             del table  # the writer holds it until written, not the making of the next one
-        pending.result()
+        if pending is not None:
+            pending.result()
     with open(path, "rb+") as fh:
         os.fsync(fh.fileno())
 
