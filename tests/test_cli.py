@@ -404,3 +404,15 @@ def test_a_policy_given_as_a_pipe_is_read_once(tmp_path, capsys):
                  str(tmp_path / "r"), "--policy", broken])  # fmt: skip
     assert code == 2
     assert "num_perm: Input should be greater than or equal to 16 (got 7)" in capsys.readouterr().err
+
+
+def test_debug_goes_before_or_after_the_command_and_a_misspelt_option_shows_the_commands_usage(capsys):
+    assert build_parser().parse_args(["validate", "x", "--debug"]).debug is True
+    assert build_parser().parse_args(["--debug", "validate", "x"]).debug is True
+    assert build_parser().parse_args(["validate", "x"]).debug is False
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(EXAMPLES), "--dataset-dirr", "x"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: hygiene run ") and "--max-file-mb" in err
+    assert err.rstrip().endswith("hygiene run: error: unrecognized arguments: --dataset-dirr x")

@@ -333,9 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
         "dataset and an HTML quality report.",
     )
     parser.add_argument("--version", action="version", version=f"corpus-hygiene {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="print tracebacks (the default is one line per error)"
-    )
+    debug = {"action": "store_true", "help": "print tracebacks (the default is one line per error)"}
+    parser.add_argument("--debug", **debug)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -370,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.add_argument("dataset_dir", metavar="DATASET_DIR")
     val.set_defaults(func=_cmd_validate)
+    for command in (run, serve, val):  # before or after the command; SUPPRESS keeps the one given before
+        command.add_argument("--debug", **debug, default=argparse.SUPPRESS)
+        command.set_defaults(command_parser=command)
     return parser
 
 
@@ -417,7 +419,9 @@ def _flow_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the command's own usage, with its options, rather than the top-level one
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.func in (_cmd_run, _cmd_serve):
         if problem := _usage_error(args):
             parser.exit(2, f"hygiene: error: {problem}\n")
