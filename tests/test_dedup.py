@@ -507,3 +507,23 @@ def test_text_keys_made_per_file_are_used_and_give_the_memo_the_same_pairs(monke
     assert _outcome(*deduplicate(keyed, cfg, memo)) == plain
     assert calls == [] and memo.used == plain_memo.used
     assert memo.next_indexed.tolist() == plain_memo.next_indexed.tolist()
+
+
+def test_a_pairs_similarity_does_not_depend_on_the_threshold():
+    import dataclasses
+
+    variants = [
+        BASE,
+        BASE.replace("detectors", "parsers").replace("small", "tiny"),  # high Jaccard, alignment higher
+        BASE.replace("most of", "much of").replace("usual", "normal").replace("two hundred", "three hundred"),
+        " ".join(BASE.split()[::-1]),  # reordered words: the alignment is low, the Jaccard decides
+        BASE.split(" and show ")[0] + " and then something else entirely about graphs and proteins.",
+    ]
+    seen = {}
+    for threshold in (0.7, 0.99):
+        verified: list = []
+        config = dataclasses.replace(DedupConfig(), threshold=threshold)
+        find_near_duplicates(variants, config, verified=verified)
+        seen[threshold] = {(i, j): s for i, j, s in verified}
+    both = seen[0.7].keys() & seen[0.99].keys()
+    assert len(both) >= 3 and all(seen[0.7][k] == seen[0.99][k] for k in both), seen

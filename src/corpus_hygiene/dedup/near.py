@@ -1,10 +1,11 @@
 """Near duplicates: MinHash LSH proposes candidates, a verified similarity decides, and clusters are
 stars around a canonical record, so nothing is merged by a chain of resemblances.
 
-Verified similarity of two texts = the exact Jaccard of their verification shingle sets (word or
-character bigrams), which forgives reordered sentences; when that falls under the threshold, the
-larger of it and their token alignment ratio (``difflib.SequenceMatcher`` on word tokens, or on
-characters for Chinese/Japanese), which forgives scattered word edits that break many shingles at once.
+Verified similarity of two texts = the larger of the exact Jaccard of their verification shingle sets
+(word or character bigrams), which forgives reordered sentences, and their token alignment ratio
+(``difflib.SequenceMatcher`` on word tokens, or on characters for Chinese/Japanese), which forgives
+scattered word edits that break many shingles at once. It is a property of the pair: the threshold
+decides what it merges, never what it is (``pairs.parquet``'s what-if holds at every threshold).
 A pair that shares only its opening sentences scores low on both (≤ 0.66 on the dev set, where true
 near duplicates with up to 25% edits score ≥ 0.82), which is what a shingle threshold alone cannot do.
 
@@ -65,7 +66,7 @@ def _verify_shingles(text: str, word_n: int, char_n: int) -> frozenset[str]:
 
 
 def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
-    """The verification-shingle Jaccard, or the token alignment ratio when that is larger and needed.
+    """The verification-shingle Jaccard, or the token alignment ratio when that is larger.
 
     >>> round(verified_similarity("we train a small model on new data", "we train a tiny model on new data",
     ...                           DedupConfig()), 3)
@@ -75,9 +76,8 @@ def verified_similarity(a: str, b: str, config: DedupConfig) -> float:
         _verify_shingles(a, config.verify_word_ngram, config.verify_char_ngram),
         _verify_shingles(b, config.verify_word_ngram, config.verify_char_ngram),
     )
-    if ja >= config.threshold or ja < config.alignment_floor or not config.alignment:
-        # verified already, or too far apart for an alignment (costly, per pair) to rescue the pair
-        return ja
+    if ja < config.alignment_floor or not config.alignment:
+        return ja  # too far apart for an alignment (costly, per pair) to matter
     matcher = difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False)
     if matcher.real_quick_ratio() <= ja or matcher.quick_ratio() <= ja:
         return ja  # upper bounds of the ratio: the alignment cannot beat the Jaccard
