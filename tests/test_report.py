@@ -117,6 +117,24 @@ def test_changes_match_records_by_id_as_sets_do(tmp_path_factory, before, now):
     assert changes["removed_sample"] == sorted(removed.values())
 
 
+def test_changes_say_whether_the_policy_or_the_code_changed_since_the_previous_dataset():
+    import re
+
+    def said(**previous) -> str:
+        changes = {"previous_run_id": "r0", "records_before": 1, "records_now": 1, "added": 0, "removed": 0,
+                   "languages": {}, "quarantine": {}} | previous  # fmt: skip
+        metrics = _metrics() | {"changes": changes, "policy_sha256": "a" * 64, "code_version": "0.1.0"}
+        html = render_run_report(metrics, [], [])
+        return re.sub("<[^>]+>", "", re.search(r'<p id="what-changed">(.*?)</p>', html).group(1))
+
+    same = {"previous_policy_sha256": "a" * 64, "previous_code_version": "0.1.0"}
+    assert said(**same) == "Same policy and code as then: every change comes from the input."
+    policy = said(**same | {"previous_policy_sha256": "b" * 64})
+    assert policy.startswith(f"Since then the policy changed (sha256 {'b' * 16} → {'a' * 16}):")
+    both = said(previous_policy_sha256="b" * 64, previous_code_version="0.0.9")
+    assert "the policy changed" in both and "and the code changed (0.0.9 → 0.1.0)" in both
+
+
 def test_foreign_or_old_files_in_the_reports_folder_are_skipped_with_one_warning(tmp_path, caplog):
     import json
 

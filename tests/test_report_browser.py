@@ -165,9 +165,50 @@ def test_the_report_of_a_hard_corpus_fits_the_screen_at_every_width(stress_repor
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         scroll_width, inner, _ = page.evaluate(size)
         assert scroll_width <= inner, (scroll_width, inner)
+        assert page.evaluate(SMALLEST_CHART_TEXT) >= 10  # charts scroll in their box, never shrink
         page.select_option("#q-reason", "not_placeholder")
         shown = page.locator("#q-table tbody tr:visible").count()
         assert shown == sum(1 for q in asm.quarantine if q["reason"] == "not_placeholder") > 0
         page.screenshot(path=str(tmp_path / f"open-{width}.png"))
         browser.close()
     assert errors == []
+
+
+# The smallest text of any chart as drawn on the screen, in CSS px (font size × the SVG's scale, rotated
+# labels included).
+SMALLEST_CHART_TEXT = """Math.min(...[...document.querySelectorAll('svg text')].map(t => {
+    const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }))"""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_index_fits_its_box_and_its_chart_labels_are_whole_and_readable(stress_report, width, tmp_path):
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    page_path, _ = stress_report
+    reports = Path(page_path).parent
+    metrics = json.loads(next(reports.glob("*.metrics.json")).read_text("utf-8"))
+    for i in range(1, 8):  # more runs; the last ones under another policy and code
+        at = {"run_id": f"2026120{i}T000000Z-00000{i}", "created_at": f"2026-12-0{i}T03:00:00+00:00"}
+        later = metrics | at
+        if i > 5:
+            later.update(policy_sha256="f" * 64, code_version="0.2.0+0123456789abcdef")
+        write_reports(reports, later, [], [])
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto((reports / "index.html").as_uri())
+        box = page.evaluate("(e => [e.scrollWidth, e.clientWidth])(document.querySelector('div.wide'))")
+        page_width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        assert page_width[0] <= page_width[1], page_width  # the page never scrolls sideways
+        if width >= 1400:
+            assert box[0] <= box[1], box  # every column in the 1,200 px box
+        assert page.evaluate(SMALLEST_CHART_TEXT) >= 10
+        cut = page.evaluate("""[...document.querySelectorAll('#trend text')].filter(t => {
+            const r = t.getBoundingClientRect(), svg = t.ownerSVGElement.getBoundingClientRect();
+            return r.left < svg.left || r.right > svg.right; }).map(t => t.textContent)""")
+        assert cut == [], cut
+        assert page.locator("#trend text.change").first.text_content() == "policy and code changed"
+        page.screenshot(path=str(tmp_path / f"index-{width}.png"), full_page=True)
+        browser.close()

@@ -110,7 +110,7 @@ def assemble(
     )
     out.counts = {
         "files": len(results) + len(refused),
-        "files_read": sum(1 for r in results if r.source.problem is None),
+        "files_read": sum(1 for r in results if r.source.sha256 is not None),  # read, quarantined or not
         "ingested": ingested,
         "kept": len(out.records),
         "duplicates": len(out.duplicates),

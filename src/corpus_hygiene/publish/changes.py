@@ -79,6 +79,8 @@ def changes_since_previous(
     old_reasons = pq.read_table(dataset_dir / "quarantine.parquet", columns=["reason"]).column("reason")
     return {
         "previous_run_id": manifest.get("run_id"),
+        "previous_policy_sha256": manifest.get("policy_sha256"),
+        "previous_code_version": manifest.get("code_version"),
         "records_before": _distinct(old_keys),
         "records_now": _distinct(new_sorted),
         "added": len(added),
