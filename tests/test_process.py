@@ -179,3 +179,26 @@ def test_the_per_file_stage_leaves_no_utf8_copy_on_the_texts_it_keeps(tmp_path, 
     assert [r.text for r in result.records] == [french, ABSTRACT]
     for rec in result.records:
         assert sys.getsizeof(rec.text) == sys.getsizeof((rec.text + " ")[:-1]), rec.text[:40]
+
+
+def test_a_file_of_many_paragraphs_is_checked_in_bounded_frames_with_the_same_result(
+    tmp_path, policy, monkeypatch
+):
+    from corpus_hygiene.pipeline import record_checks
+
+    body = "\n\n".join(
+        f"Paper {i}: we study sparse attention for long documents and report results on four benchmarks."
+        if i % 3 else f"too short {i}"
+        for i in range(25)
+    )
+    (tmp_path / "f.txt").write_text(f"ICLR 2026 Papers\n\n{body}\n", "utf-8")
+    (src,) = discover(tmp_path, policy.max_file_bytes).files
+    whole = process_file(src, policy)
+    sizes = []
+    checks = record_checks.apply_record_checks
+    monkeypatch.setattr(record_checks, "CHECK_ROWS", 4)
+    spy = lambda rows, p: sizes.append(len(rows)) or checks(rows, p)  # noqa: E731
+    monkeypatch.setattr(record_checks, "apply_record_checks", spy)
+    chunked = process_file(src, policy)
+    assert max(sizes) == 4 and sum(sizes) == 25  # every paragraph checked, four at a time
+    assert (chunked.records, chunked.rejected) == (whole.records, whole.rejected)

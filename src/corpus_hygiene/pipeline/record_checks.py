@@ -44,15 +44,21 @@ def apply_record_checks(records: list[Record], policy: Policy) -> tuple[list[Rec
     return passed, rejected
 
 
+CHECK_ROWS = 10_000  # records per frame: pandera's copies of a frame bound the memory, not a file's size
+
+
 def check_results(results: list[FileResult], policy: Policy) -> None:
-    """Run the record checks over the records of ``results`` not checked yet, all in one frame; each
-    failure leaves its file's records for its rejections (a quarantine row named after the check)."""
+    """Run the record checks over the records of ``results`` not checked yet, ``CHECK_ROWS`` at a time;
+    each failure leaves its file's records for its rejections (a quarantine row named after the check)."""
     todo = [r for r in results if not r.checked]
     candidates = [rec for r in todo for rec in r.records]
-    try:
-        _, failed = apply_record_checks(candidates, policy)
-    except Exception:  # one record the checks cannot take: find it, check the others as usual
-        failed = [row for rec in candidates for row in _check_alone(rec, policy)]
+    failed = []
+    for lo in range(0, len(candidates), CHECK_ROWS):
+        chunk = candidates[lo : lo + CHECK_ROWS]
+        try:
+            failed += apply_record_checks(chunk, policy)[1]
+        except Exception:  # one record the checks cannot take: find it, check the others as usual
+            failed += [row for rec in chunk for row in _check_alone(rec, policy)]
     failed_refs = {(f.source_file, f.source_line): f for f in failed}
     for result in todo:
         kept = []
