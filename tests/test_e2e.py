@@ -61,6 +61,10 @@ def example_run(tmp_path_factory):
     dead = out / ".clean.records-20261201T000000Z-dead00"  # what a killed run leaves: its staged records
     dead.mkdir()
     (dead / "000000.arrow").write_bytes(b"x")
+    (dead / ".corpus-hygiene-partial").touch()  # the mark every run's staging folder carries
+    mine = out / ".clean.records-mine"  # a user's folder of a name alike: not the tool's to remove
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
     proc = run_hygiene(EXAMPLES, out)
     return out, proc
 
@@ -79,14 +83,16 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert f"dataset: {out / 'clean'}" in proc.stdout
     report = Path(proc.stdout.split("report:")[1].split()[0])
     assert report.is_file() and report.parent == out / "reports"
-    # the run's staged records are gone, and so is the dead run's
+    # the run's staged records are gone, and so is the dead run's; the user's folder stays
     assert sorted(p.name for p in out.iterdir()) == [
         ".clean.cache",
         ".clean.lock",
+        ".clean.records-mine",
         ".clean.versions",
         "clean",
         "reports",
     ]
+    assert (out / ".clean.records-mine" / "notes.txt").read_text() == "mine"
 
 
 def test_unchanged_rerun_does_nothing_and_says_so(example_run):

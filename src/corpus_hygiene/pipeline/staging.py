@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from corpus_hygiene.dedup.keys import id_bytes
 from corpus_hygiene.models import FileResult, Record, Rejected
 from corpus_hygiene.pipeline.spill import Spill, StagingError
+from corpus_hygiene.publish.owner import OWNER_MARK
 
 # the Record fields as stored: the output table's type where the records table has the column
 STAGED_SCHEMA = pa.schema(
@@ -374,6 +375,7 @@ class RecordStore:
             self.folder = Path(folder)
             try:
                 self.folder.mkdir(parents=True)
+                (self.folder / OWNER_MARK).touch()  # what remove_staged_records may remove
             except OSError as exc:
                 raise StagingError(f"cannot stage records in {self.folder}: {exc.strerror or exc}") from exc
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)

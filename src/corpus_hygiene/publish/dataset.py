@@ -172,10 +172,11 @@ def records_dir(dataset_dir: Path | str, run_id: str) -> Path:
 
 def remove_staged_records(dataset_dir: Path | str) -> None:
     """Remove every run's staged records beside the dataset: runs hold the dataset's lock, so any there
-    before or after a run are no run's any more."""
+    before or after a run are no run's any more. A folder of that name without the mark is not ours."""
     pattern = records_dir(dataset_dir, "*")
     for folder in pattern.parent.glob(pattern.name):
-        shutil.rmtree(folder, ignore_errors=True)
+        if made_by_this_tool(folder):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
