@@ -416,3 +416,19 @@ def test_debug_goes_before_or_after_the_command_and_a_misspelt_option_shows_the_
     err = capsys.readouterr().err
     assert err.startswith("usage: hygiene run ") and "--max-file-mb" in err
     assert err.rstrip().endswith("hygiene run: error: unrecognized arguments: --dataset-dirr x")
+
+
+def test_a_busy_dataset_is_said_at_once_before_prefect_starts(tmp_path):
+    script = (
+        "import sys, time\n"
+        "from corpus_hygiene.cli import main\n"
+        "from corpus_hygiene.publish.lock import dataset_lock\n"
+        f"with dataset_lock({str(tmp_path / 'clean')!r}, 'run X (pid 1)'):\n"
+        "    start = time.monotonic()\n"
+        f"    code = main(['run', {str(EXAMPLES)!r}, '--dataset-dir', {str(tmp_path / 'clean')!r},\n"
+        f"                 '--reports-dir', {str(tmp_path / 'reports')!r}, '--no-cache'])\n"
+        "print(code, round(time.monotonic() - start, 1) < 5, 'prefect' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["1", "True", "False"], proc.stdout + proc.stderr
+    assert f"{tmp_path / 'clean'} is being written by run X (pid 1); waited 0 s" in proc.stderr
