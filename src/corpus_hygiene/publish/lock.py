@@ -68,6 +68,9 @@ def dataset_lock(dataset_dir: Path | str, holder: str, wait_seconds: float = 0.0
 
 def wait_for_lock(dataset_dir: Path | str, wait_seconds: float = 0.0) -> None:
     """Return once no run holds ``dataset_dir``'s lock (waiting up to ``wait_seconds``), else raise
-    DatasetBusy: the CLI says "busy" before Prefect starts, and the flow takes the lock for the run."""
+    DatasetBusy: the CLI says "busy" before Prefect starts, and the flow takes the lock for the run.
+    Without a lock file nobody holds it (none is made here: the run makes it, and removes it if it fails)."""
+    if not os.path.lexists(lock_path(dataset_dir)):
+        return
     with dataset_lock(dataset_dir, f"a run starting (pid {os.getpid()})", wait_seconds):
         pass
