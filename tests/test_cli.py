@@ -186,16 +186,13 @@ def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
 
 
 def test_defaults_fill_the_environment_and_leave_what_the_user_set():
-    from corpus_hygiene.settings import ARROW_DEFAULTS, EPHEMERAL_DEFAULTS, PREFECT_DEFAULTS, apply_defaults
+    from corpus_hygiene.settings import ARROW_DEFAULTS, PREFECT_DEFAULTS, apply_defaults
 
     env: dict = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
-    apply_defaults(ephemeral=True, environ=env)
+    apply_defaults(environ=env)
     assert env["ARROW_DEFAULT_MEMORY_POOL"] == "system"
-    assert env.keys() == (PREFECT_DEFAULTS | EPHEMERAL_DEFAULTS | ARROW_DEFAULTS).keys()
-    assert env["PREFECT_SERVER_UI_ENABLED"] == "false"
-    served: dict = {"PREFECT_API_URL": "http://127.0.0.1:4200/api"}
-    apply_defaults(ephemeral=True, environ=served)  # a server of the user's: not ours to configure
-    assert "PREFECT_SERVER_UI_ENABLED" not in served
+    assert env.keys() == (PREFECT_DEFAULTS | ARROW_DEFAULTS).keys()
+    assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
 
 
 _HEAP = """

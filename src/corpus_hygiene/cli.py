@@ -181,7 +181,7 @@ def _prefect_api(params: dict, *, ui: bool) -> str:
 def _cmd_run(args: argparse.Namespace) -> int:
     from corpus_hygiene.publish.lock import DatasetBusy, wait_for_lock
 
-    apply_defaults(ephemeral=False)
+    apply_defaults()
     params = flow_parameters(args)
     if params["use_cache"]:
         from corpus_hygiene.incremental.run_key import unchanged_version
@@ -270,7 +270,7 @@ def summary_lines(summary: dict) -> list[str]:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from corpus_hygiene.flows.server import prefect_command
 
-    apply_defaults(ephemeral=False)
+    apply_defaults()
     params = flow_parameters(args)
     if (problem := _policy_error(params["policy_path"])) is not None:
         print(f"hygiene: {problem}", file=sys.stderr)

@@ -7,28 +7,11 @@ import ctypes
 import os
 import sys
 
-# No telemetry (this machine has no internet, and a data tool should not phone home), and a start-up
-# timeout long enough for a fresh Prefect database's migrations on a small machine (Prefect's default
-# times out on a first run).
+# No telemetry (this machine has no internet, and a data tool should not phone home).
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
     "PREFECT_TELEMETRY_ENABLE_RESOURCE_METRICS": "false",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
-}
-
-# Prefect's ephemeral server (a `hygiene run` without PREFECT_API_URL) lives for one run: no UI to
-# visit and no background services to run; their shutdown is what printed CancelledError tracebacks.
-EPHEMERAL_DEFAULTS = {
-    "PREFECT_SERVER_UI_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_FOREMAN_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_CANCELLATION_CLEANUP_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_PAUSE_EXPIRATIONS_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_REPOSSESSOR_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_CLEANUP_RECONCILER_ENABLED": "false",
-    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
 }
 
 # Arrow's allocator: jemalloc where the wheel has it (Linux) rather than mimalloc; it halves the time of
@@ -67,12 +50,8 @@ def trim_freed_memory() -> bool:
     return True
 
 
-def apply_defaults(*, ephemeral: bool, environ: dict | None = None) -> None:
-    """Set our defaults in ``environ`` (``os.environ`` unless given). ``ephemeral``: this process may
-    start Prefect's ephemeral server (no PREFECT_API_URL and none started for it)."""
+def apply_defaults(environ: dict | None = None) -> None:
+    """Set our defaults in ``environ`` (``os.environ`` unless given); what is set already stays."""
     env = os.environ if environ is None else environ
-    defaults = PREFECT_DEFAULTS | ARROW_DEFAULTS
-    if ephemeral and not env.get("PREFECT_API_URL"):
-        defaults |= EPHEMERAL_DEFAULTS
-    for key, value in defaults.items():
+    for key, value in (PREFECT_DEFAULTS | ARROW_DEFAULTS).items():
         env.setdefault(key, value)
