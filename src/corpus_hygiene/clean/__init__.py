@@ -29,17 +29,19 @@ _MAY_REMOVE_WORDS = frozenset(("latex", "markdown", "soft_hyphens", "dehyphenati
 _MARKUP_LEFT = re.compile(r"[\\$`*_~]|--|''")
 
 
-def clean_text(text: str, lang: str | None = "en") -> Cleaned:
+def clean_text(text: str, lang: str | None = "en", *, encoding_repaired: bool = False) -> Cleaned:
     r"""Run every fix in order; ``fixes`` names those that changed the text.
 
-    ``lang`` (ISO 639-1) chooses the word list for joining split words.
+    ``lang`` (ISO 639-1) chooses the word list for joining split words. ``encoding_repaired``: the
+    caller ran ``repair_encoding`` already (the per-file stage does, before language detection), so the
+    first pass does not run it again.
 
     >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").text
     'We introduce CBT’s model'
     >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").fixes
     ('mojibake', 'latex', 'dehyphenation', 'whitespace')
     """
-    cleaned, repaired = _clean_once(text, lang)
+    cleaned, repaired = _clean_once(text, lang, encoding=not encoding_repaired)
     # Malformed markup can turn into new markup ("$\\{" → "${", "_`_`" → "``"), and removing a
     # control character can complete a mojibake sequence. Where such characters are left, run
     # again until nothing changes, so cleaning is idempotent; clean text rarely has any. Verbatim
@@ -76,10 +78,12 @@ _STEPS = (
 )
 
 
-def _clean_once(text: str, lang: str | None, steps=None) -> tuple[Cleaned, str]:
+def _clean_once(text: str, lang: str | None, steps=None, encoding: bool = True) -> tuple[Cleaned, str]:
     """The cleaned text, and the text after encoding repair (what the loss guard compares with)."""
-    with step("encoding"):
-        text, repairs = repair_encoding(text)
+    repairs = ()
+    if encoding:
+        with step("encoding"):
+            text, repairs = repair_encoding(text)
     fixes = list(repairs)
     repaired = text
     for name, fix in steps or _STEPS:
