@@ -333,7 +333,8 @@ def test_a_paragraph_over_the_limit_is_quarantined_from_its_length_without_being
     (src,) = discover(tmp_path / "in", small.max_file_bytes).files
     cleaned = []
     real = process.clean_text
-    monkeypatch.setattr(process, "clean_text", lambda t, lang: cleaned.append(len(t)) or real(t, lang))
+    spy = lambda t, lang, **kw: cleaned.append(len(t)) or real(t, lang, **kw)  # noqa: E731
+    monkeypatch.setattr(process, "clean_text", spy)
     result = process.process_file(src, small)
     assert len(result.records) == 2 and max(cleaned) < 20_000  # the huge paragraph was never cleaned
     (row,) = [r for r in result.rejected if r.reason == "oversized_record"]
