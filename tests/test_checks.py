@@ -577,3 +577,10 @@ def test_a_random_policy_is_refused_in_one_line_or_works(tmp_path_factory, chang
     results = process_files(discover(corpus, policy.max_file_bytes).files, policy)
     asm = assemble(results, [], policy=policy)
     evaluate_gates(asm.counts, _frames(0), policy, reasons=asm.quarantine_reasons)
+
+
+def test_dedup_config_defaults_are_the_policy_files():
+    """Tests that build DedupConfig() exercise the settings production runs use (checks/policy.toml)."""
+    from corpus_hygiene.dedup.config import DedupConfig
+
+    assert DedupConfig() == load_policy().dedup_config()

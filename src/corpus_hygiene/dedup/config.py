@@ -16,19 +16,17 @@ from dataclasses import asdict, dataclass
 class DedupConfig:
     lsh_word_ngram: int = 1  # MinHash/LSH shingles, space-delimited scripts (words)
     lsh_char_ngram: int = 1  # MinHash/LSH shingles, Chinese/Japanese runs (characters)
-    lsh_skip_common: int = 0  # drop each language's N most frequent words (wordfreq) from LSH shingles
+    lsh_skip_common: int = 100  # drop each language's N most frequent words (wordfreq) from LSH shingles
     num_perm: int = 128  # MinHash permutations
     bands: int = 32  # LSH bands × rows must equal num_perm; 32×4 proposes pairs from Jaccard ≈ 0.42
     rows: int = 4
-    min_candidate_jaccard: float = (
-        0.5  # exact Jaccard of the LSH shingle sets below which a candidate is dropped
-    )
+    min_candidate_jaccard: float = 0.4  # exact Jaccard of the LSH shingle sets below which a candidate drops
     # the same for two Chinese/Japanese texts: their character unigram sets overlap far more by chance
     min_candidate_jaccard_cjk: float = 0.6
     verify_word_ngram: int = 2  # shingles of the verified Jaccard (words)
     verify_char_ngram: int = 2  # shingles of the verified Jaccard (characters)
     alignment: bool = True  # also credit the token alignment ratio (see dedup/near.py)
-    alignment_floor: float = 0.0  # ...only for pairs whose verification Jaccard reaches this
+    alignment_floor: float = 0.2  # ...only for pairs whose verification Jaccard reaches this
     threshold: float = 0.70  # verified similarity at or above which two records are near duplicates
     seed: int = 1  # MinHash permutation seed: fixed, so signatures are the same in every run
 
