@@ -188,7 +188,8 @@ def test_a_file_of_many_paragraphs_is_checked_in_bounded_frames_with_the_same_re
 
     body = "\n\n".join(
         f"Paper {i}: we study sparse attention for long documents and report results on four benchmarks."
-        if i % 3 else f"too short {i}"
+        if i % 3
+        else f"too short {i}"
         for i in range(25)
     )
     (tmp_path / "f.txt").write_text(f"ICLR 2026 Papers\n\n{body}\n", "utf-8")

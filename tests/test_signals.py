@@ -71,3 +71,17 @@ def _brute_force_share(tokens):
 @given(st.lists(st.sampled_from("a b c".split()), max_size=40))
 def test_repeated_share_equals_a_brute_force_search(tokens):
     assert repeated_ngram_share(tokens) == pytest.approx(_brute_force_share(tokens))
+
+
+_MARKED = st.sampled_from("_ \u093f\u094d\u0915\U00011038\U00011013\u0301")  # Devanagari, Brahmi marks
+
+
+@given(st.text(st.one_of(st.characters(), _MARKED), max_size=40))
+def test_the_fast_marks_pattern_matches_as_the_full_one_on_any_text(text):
+    from corpus_hygiene.unicode_marks import MarksPattern
+
+    for template in (r"[\w{marks}]+", r"[^\w{marks}]+|_+", "[{marks}]"):
+        pattern = MarksPattern(template)
+        assert pattern(text).findall(text) == pattern.full.findall(text)
+        if all(c <= "\uffff" for c in text):
+            assert pattern(text) is pattern.bmp  # the bitmap class wherever it is exact

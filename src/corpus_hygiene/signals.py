@@ -23,15 +23,15 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from corpus_hygiene.unicode_marks import MARKS
+from corpus_hygiene.unicode_marks import MarksPattern
 
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f"  # kana, Han, Thai: no spaces
 # one CJK character, or a run of other letters, digits and combining marks (an Indic word is one word)
-_WORD = re.compile(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[{MARKS}])+")
+_WORD = MarksPattern(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[" + "{marks}])+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
-_MARK = re.compile(f"[{MARKS}]")
+_MARK = MarksPattern("[{marks}]")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}\b")
 _MAYBE_PHONE = re.compile(r"\+\s*\d[\d\s().-]{5,}\d")  # only such texts go to phonenumbers
@@ -69,7 +69,8 @@ def words(text: str) -> list[str]:
     >>> words("We use BERT-base 模型")
     ['we', 'use', 'bert', 'base', '模', '型']
     """
-    return _WORD.findall(text.casefold())
+    folded = text.casefold()
+    return _WORD(folded).findall(folded)
 
 
 @lru_cache(maxsize=64)
@@ -145,7 +146,7 @@ def signals_of(text: str, lang: str) -> Signals:
     non_space = len(text) - sum(map(text.count, " \n\t"))
     stops = stop_words(lang)
     # a combining mark (an Indic vowel sign) is part of a letter in the letter share
-    marks = 0 if text.isascii() else len(_MARK.findall(text))
+    marks = 0 if text.isascii() else len(_MARK(text).findall(text))
     return Signals(
         n_words=len(tokens),
         mean_word_length=sum(map(len, tokens)) / len(tokens) if tokens else 0.0,

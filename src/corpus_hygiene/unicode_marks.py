@@ -3,6 +3,7 @@ Indic script ("हिन्दी": consonants joined by vowel signs and viramas
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 
@@ -19,3 +20,18 @@ def _mark_ranges(last: int = 0x1FFFF) -> str:
 
 
 MARKS = _mark_ranges()
+BMP_MARKS = _mark_ranges(0xFFFF)
+
+
+class MarksPattern:
+    """A regular expression whose ``{marks}`` is the class of combining marks, compiled twice: sre makes
+    a bitmap of a class within U+FFFF, but scans a class reaching past it range by range (4x slower on
+    abstracts). Calling it with the text gives the pattern to use: the bitmap one unless the text holds a
+    character past U+FFFF; both match alike on such text."""
+
+    def __init__(self, template: str) -> None:
+        self.bmp = re.compile(template.replace("{marks}", BMP_MARKS))
+        self.full = re.compile(template.replace("{marks}", MARKS))
+
+    def __call__(self, text: str) -> re.Pattern:
+        return self.full if text and max(text) > "\uffff" else self.bmp

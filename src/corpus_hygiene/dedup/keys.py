@@ -9,15 +9,14 @@ Two copies that differ only in those respects get the same key, and so the same 
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 
 import numpy as np
 import pyarrow as pa
 
-from corpus_hygiene.unicode_marks import MARKS
+from corpus_hygiene.unicode_marks import MarksPattern
 
-_NOT_ALNUM = re.compile(f"[^\\w{MARKS}]+|_+")
+_NOT_ALNUM = MarksPattern(r"[^\w{marks}]+|_+")
 
 
 def dedup_key(text: str) -> str:
@@ -28,7 +27,8 @@ def dedup_key(text: str) -> str:
     >>> dedup_key("कम") == dedup_key("काम")  # "less", "work": a vowel sign apart
     False
     """
-    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    return _NOT_ALNUM(norm).sub("", norm)
 
 
 def record_id(key: str) -> str:

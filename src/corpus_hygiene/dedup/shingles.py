@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from corpus_hygiene.unicode_marks import MARKS
+from corpus_hygiene.unicode_marks import MarksPattern
 
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_WORD = re.compile(f"(?:[^\\W_]|[{MARKS}])+")  # letters, digits and combining marks (Indic words)
+# letters, digits and combining marks (Indic words), in a text whose "_" became " " (``\w`` has it)
+_WORD = MarksPattern(r"[\w{marks}]+")
 
 
 def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:
@@ -29,12 +30,13 @@ def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:
     out: set[str] = set()
     words: list[str] = []
     pos = 0
+    word = _WORD(norm).findall
     for run in _CJK_RUN.finditer(norm):
-        words.extend(_WORD.findall(norm[pos : run.start()]))
+        words.extend(word(norm[pos : run.start()].replace("_", " ")))
         chars = run.group(0)
         out.update(chars[i : i + char_n] for i in range(max(1, len(chars) - char_n + 1)))
         pos = run.end()
-    words.extend(_WORD.findall(norm[pos:]))
+    words.extend(word(norm[pos:].replace("_", " ")))
     if words:
         out.update(" ".join(words[i : i + word_n]) for i in range(max(1, len(words) - word_n + 1)))
     return frozenset(out)
