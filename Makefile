@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # pytest-xdist processes: the slow tests mostly wait on servers, clusters and schedules, so two share 2 cores.
 TEST_WORKERS ?= 2
 
-.PHONY: setup setup-dev run test test-fast fuzz bench bench-e2e bench-large bench-datatrove lint clean help
+.PHONY: setup setup-dev run test test-fast fuzz bench bench-e2e bench-naive bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
 	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
+	@echo "make bench-naive   the afternoon chain of the same libraries vs hygiene run, 5k and 20k (CPU)"
 	@echo "make fuzz FUZZ_EXAMPLES=5000   the fuzz tests with many generated paragraphs"
 	@echo "make lint   ruff"
 
@@ -87,6 +88,9 @@ bench: setup-dev
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000
 WORKERS ?= 1
+bench-naive: setup-dev
+	$(VENV)/bin/python -m benchmarks.bench_naive --sizes 5000 20000
+
 bench-e2e: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
 
