@@ -29,6 +29,7 @@ from prefect.utilities.annotations import quote
 from corpus_hygiene.checks import PolicyError, load_policy
 from corpus_hygiene.checks.gates import gate_and_stage
 from corpus_hygiene.flows.on_dask import (
+    CLUSTER_MIN_BYTES,
     ClusterLost,
     ClusterSearch,
     Progress,
@@ -257,6 +258,12 @@ def _hygiene(
             client = None
             if use_dask(todo, workers, dask_address):
                 client = cluster.enter_context(dask_client(workers, dask_address))
+            elif workers > 1:
+                logger.info(
+                    "--workers %d: %.1f MB of new input, under the %d MB a local cluster's start pays for: "
+                    "processed in this process", workers, sum(f.size for f in todo) / 2**20,
+                    CLUSTER_MIN_BYTES >> 20,
+                )  # fmt: skip
             results = process_all(discovery.files, cached, todo, policy, cache, client, timed, store)
             trim_freed_memory()  # the batches' and cache entries' buffers, freed among the results
             memo_file = memo_path(cache.folder, policy.dedup_config()) if cache else None
