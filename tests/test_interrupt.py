@@ -2,6 +2,7 @@
 seconds with one line, exit 130, nothing of it left; SIGKILL leaves no process behind. Each run here starts
 Prefect's server as its child (no PREFECT_API_URL), as a user's first `hygiene run` does."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -68,7 +69,8 @@ def test_sigterm_stops_the_run_and_the_next_run_publishes(tmp_path, home):
     assert _left_running(home) == [] and _leftovers(tmp_path / "out") == []
     again, _ = _run("memo:SIGINT", tmp_path / "out", home)  # interrupted only after it published
     assert again.returncode == 130, again.stderr[-3000:]
-    assert "published" in again.stderr.strip().splitlines()[-1]
+    last = again.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(r"hygiene: interrupted: published \d{8}T\d{6}Z-\w+ before it stopped; .*", last), last
     assert (tmp_path / "out" / "clean" / "manifest.json").is_file()
 
 

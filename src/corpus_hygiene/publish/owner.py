@@ -6,6 +6,7 @@ Light on purpose (no Arrow): the CLI asks it before any work.
 from __future__ import annotations
 
 import json
+from itertools import combinations
 from pathlib import Path
 
 # Written in a version folder while this tool writes it (removed when the version is complete): a
@@ -59,10 +60,7 @@ def overlap_problem(input_dir: Path | str, dataset_dir: Path | str, reports_dir:
         owned = [other, *other.parent.glob(f".{other.name}.*")] if other == dataset else [other]
         return any(path == o or o in path.parents for o in owned)
 
-    names = list(folders)
-    for i, name in enumerate(names):
-        for other in names[i + 1 :]:
-            a, b = folders[name], folders[other]
-            if within(a, b) or within(b, a):
-                return f"{name} {str(a)!r} and {other} {str(b)!r} overlap: give folders apart"
+    for (name, a), (other, b) in combinations(folders.items(), 2):
+        if within(a, b) or within(b, a):
+            return f"{name} {str(a)!r} and {other} {str(b)!r} overlap: give folders apart"
     return None
