@@ -17,8 +17,8 @@ import time
 
 from benchmarks.common import SHARED, peak_rss_mb, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.checks import load_policy
-from corpus_hygiene.checks.routing import candidate_frame, route
+from checks import load_policy
+from checks.routing import candidate_frame, route
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.keys import dedup_key
 from corpus_hygiene.language import detect_language

@@ -24,7 +24,7 @@ import ftfy
 from pylatexenc.latex2text import LatexNodes2Text
 
 from benchmarks.common import SEEDS, peak_rss_mb, save, seed_files
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.models import Header, Paragraph, SourceFile
 from corpus_hygiene.pipeline.process import process_paragraph

@@ -25,7 +25,7 @@ from pathlib import Path
 from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import ROOT, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.dedup.near import find_near_duplicates
 
 VENV = ROOT / ".venv-datatrove"

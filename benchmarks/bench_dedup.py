@@ -28,10 +28,10 @@ from dataclasses import replace
 
 from benchmarks.common import SHARED, peak_rss_mb, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.exact import deduplicate
+from corpus_hygiene.dedup.deduplicate import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.minhash import Signer
 from corpus_hygiene.dedup.shingles import shingles

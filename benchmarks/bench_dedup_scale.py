@@ -26,7 +26,7 @@ import time
 from benchmarks.bench_dedup import CJK, edit, sentences
 from benchmarks.common import peak_rss_mb, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.dedup import near
 from corpus_hygiene.dedup.near import find_near_duplicates, signature_of
 

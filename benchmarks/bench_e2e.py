@@ -34,8 +34,8 @@ import psutil
 from benchmarks.bench_dedup_scale import Maker
 from benchmarks.common import dask_cluster, save
 from benchmarks.corpora import load_pools
-from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-from corpus_hygiene.flows.server import start_prefect_server
+from checks import DEFAULT_POLICY_PATH
+from flows.server import start_prefect_server
 
 PER_FILE = 50
 HEADERS = {

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import SEEDS, peak_rss_mb, save
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.keys import dedup_key
 from corpus_hygiene.ingest import (

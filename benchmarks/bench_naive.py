@@ -25,7 +25,7 @@ from pathlib import Path
 
 from benchmarks.bench_e2e import build
 from benchmarks.common import SHARED, save
-from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+from checks import DEFAULT_POLICY_PATH
 
 
 def _per_file(path: str) -> list[dict]:

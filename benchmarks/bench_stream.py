@@ -58,7 +58,7 @@ def build_one_paragraph(path: Path, mb: int) -> int:
 
 
 def measure(mode: str, path: Path) -> dict:
-    from corpus_hygiene.checks import load_policy
+    from checks import load_policy
     from corpus_hygiene.ingest import decode_bytes, discover, iter_paragraphs, read_bytes, split_lines
     from corpus_hygiene.ingest.discover import open_source
     from corpus_hygiene.ingest.split import paragraphs_from

@@ -19,8 +19,8 @@ import pandas as pd
 
 from benchmarks.common import SEEDS, save, seed_files
 from benchmarks.corpora import CORPORA, load_all
-from corpus_hygiene.checks import load_policy
-from corpus_hygiene.checks.domain import CHECKS_BY_NAME
+from checks import load_policy
+from checks.domain import CHECKS_BY_NAME
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.language import detect_language
 from corpus_hygiene.signals import SIGNAL_COLUMNS, signals_of, words

@@ -44,7 +44,7 @@ def dask_cluster(workers: int, log: Path):
 
     from distributed import Client
 
-    from corpus_hygiene.flows.server import free_port
+    from flows.server import free_port
 
     dask = str(Path(sys.executable).with_name("dask"))
     address = f"tcp://127.0.0.1:{free_port()}"

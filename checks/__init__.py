@@ -1,7 +1,5 @@
 """The quality contract: the policy a user edits, the named checks built from it, the table schemas
 of the output contract, and the dataset gates.
-
-Importable as ``corpus_hygiene.checks`` from the source tree and from an installed wheel.
 """
 
 from __future__ import annotations
@@ -12,6 +10,8 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from corpus_hygiene.dedup.config import DedupConfig
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("policy.toml")
 
@@ -60,8 +60,6 @@ class Policy:
 @lru_cache(maxsize=8)
 def _dedup_config(items: tuple):
     """A policy's DedupConfig, made once: every paragraph of a run asks for it."""
-    from corpus_hygiene.dedup.config import DedupConfig
-
     return DedupConfig(**dict(items))
 
 
@@ -93,7 +91,7 @@ def load_policy(path: Path | str | None = None) -> Policy:
     type or out of range is a PolicyError naming the file, line and key, before any work starts."""
     from pydantic import ValidationError
 
-    from corpus_hygiene.checks.policy_model import PolicyFile, describe
+    from checks.policy_model import PolicyFile, describe
 
     policy_path = Path(path) if path else DEFAULT_POLICY_PATH
     try:

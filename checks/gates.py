@@ -12,8 +12,8 @@ import pandera.errors
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpus_hygiene.checks import Policy
-from corpus_hygiene.checks.schemas import TABLE_MODELS
+from checks import Policy
+from checks.schemas import TABLE_MODELS, to_frame
 from corpus_hygiene.pipeline.rows import STRING_KEY, provenance_numbers, string_keys
 from corpus_hygiene.pipeline.spill import PARTS, Spill
 from corpus_hygiene.reasons import Reason
@@ -168,8 +168,6 @@ def _split(piece, known: pa.Array | None):
     the slice's row numbers."""
     if isinstance(piece, pd.DataFrame):
         return piece, piece, None
-    from corpus_hygiene.publish.dataset import to_frame
-
     if known is None or "source_file" not in piece.column_names:
         frame = to_frame(piece)
         return frame, frame, None
@@ -244,27 +242,3 @@ def evaluate_gates(
             else f"{len(schema)} contract violations: " + "; ".join(schema[:5]),
         ),
     ]
-
-
-def gate_and_stage(
-    asm,
-    policy: Policy,
-    staged=None,
-    checked_before: frozenset[str] = frozenset(),
-    scratch: Path | None = None,
-):
-    """The gates over the assembled tables, a slice at a time, each slice also written to the ``staged``
-    version's Parquet file (``publish.dataset.staged_slices``); ``scratch``: where the keys of the checks
-    across rows are spilled. When writing the version fails, it is discarded and the gates read the rows
-    alone (publishing then writes the tables)."""
-    from corpus_hygiene.publish.dataset import staged_slices
-
-    tables, reasons = asm.tables(), asm.quarantine_reasons
-    if staged is not None:
-        try:
-            return evaluate_gates(
-                asm.counts, staged_slices(tables, staged), policy, checked_before, scratch, reasons
-            )
-        except OSError:
-            staged.discard()
-    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before, scratch, reasons)

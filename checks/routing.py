@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import pandas as pd
 import pandera.errors
 
-from corpus_hygiene.checks import Policy
-from corpus_hygiene.checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
-from corpus_hygiene.checks.schemas import record_checks_schema
+from checks import Policy
+from checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
+from checks.schemas import record_checks_schema
 from corpus_hygiene.pipeline.rows import string_array
 from corpus_hygiene.signals import SIGNAL_COLUMNS
 

@@ -1,8 +1,9 @@
-"""pandera models of the output contract (publish.dataset.SCHEMA_VERSION), and the record-checks schema.
+"""The output contract's tables, declared once: a pandera model per table, each column with its type,
+nullability, checks and meaning. The Parquet schemas (``TABLES``), ``schema.json`` and the dataset
+card's column table are derived from the models.
 
-The three table models describe what ``records.parquet``, ``duplicates.parquet`` and
-``quarantine.parquet`` hold; ``record_checks_schema(policy)`` is the DataFrame-level schema of named
-domain checks (checks/domain.py) with the policy's values, run lazily over candidate records.
+``record_checks_schema(policy)`` is the DataFrame-level schema of named domain checks
+(checks/domain.py) with the policy's values, run lazily over candidate records.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ _no_dask_frames()
 
 import pandas as pd  # noqa: E402
 import pandera.pandas as pa  # noqa: E402
+import pyarrow  # noqa: E402
 from pandera.typing import Series  # noqa: E402
 
-from corpus_hygiene.checks.domain import (  # noqa: E402
+from checks.domain import (  # noqa: E402
     INVISIBLE,
     ISO_639_1,
     MOJIBAKE_RESIDUE,
@@ -37,35 +39,97 @@ from corpus_hygiene.checks.domain import (  # noqa: E402
     register_with_pandera,
 )
 
+SCHEMA_VERSION = 2
 REF = r"^.+:\d+$"  # source_file:line
+# the Arrow types of the columns pandas holds as objects
+PII_TYPE = pyarrow.struct(
+    [
+        pyarrow.field("email", pyarrow.int32(), nullable=False),
+        pyarrow.field("phone", pyarrow.int32(), nullable=False),
+    ]
+)
+STRINGS = pyarrow.list_(pyarrow.string())
 
 
 class RecordsModel(pa.DataFrameModel):
     """One row per kept canonical record."""
 
-    record_id: Series[str] = pa.Field(unique=True, str_matches=r"^[0-9a-f]{32}$")
-    source_file: Series[str] = pa.Field(str_length={"min_value": 1})
-    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1)
-    venue: Series[str] = pa.Field(nullable=True)
-    year: Series[pd.Int32Dtype] = pa.Field(nullable=True, ge=1000, le=9999)
-    header_label: Series[str]
-    header_lang: Series[str] = pa.Field(isin=sorted(ISO_639_1))
-    text: Series[str] = pa.Field(str_length={"min_value": 1})
-    text_raw: Series[str]
-    lang: Series[str] = pa.Field(isin=sorted(ISO_639_1))
-    lang_confidence: Series[float] = pa.Field(ge=0.0, le=1.0)
-    n_chars: Series[pd.Int32Dtype] = pa.Field(ge=1)
-    n_words: Series[pd.Int32Dtype] = pa.Field(ge=0)
-    mean_word_length: Series[float] = pa.Field(ge=0.0)
-    alpha_share: Series[float] = pa.Field(ge=0.0, le=1.0)
-    stopword_share: Series[float] = pa.Field(nullable=True, ge=0.0, le=1.0)
-    repeated_ngram_share: Series[float] = pa.Field(ge=0.0, le=1.0)
-    n_urls: Series[pd.Int32Dtype] = pa.Field(ge=0)
-    pii: Series[object]
-    fixes: Series[object]
-    lost_words: Series[object]
-    dup_count: Series[pd.Int32Dtype] = pa.Field(ge=0)
-    also_in: Series[object]
+    record_id: Series[str] = pa.Field(
+        unique=True,
+        str_matches=r"^[0-9a-f]{32}$",
+        description="stable id: 128-bit hash (hex) of the dedup key (NFKC, case-folded, letters and digits)",
+    )
+    source_file: Series[str] = pa.Field(
+        str_length={"min_value": 1},
+        description="path of the source file relative to the input folder, '/' separators",
+    )
+    source_line: Series[pd.Int32Dtype] = pa.Field(
+        ge=1, description="1-based line of the paragraph's first line in the decoded file (LF, CRLF, CR)"
+    )
+    venue: Series[str] = pa.Field(
+        nullable=True, description="venue named by the file's header line (e.g. ICLR)"
+    )
+    year: Series[pd.Int32Dtype] = pa.Field(
+        nullable=True, ge=1000, le=9999, description="year named by the file's header line"
+    )
+    header_label: Series[str] = pa.Field(
+        description="the rest of the header line (e.g. 'Papers', '论文列表')"
+    )
+    header_lang: Series[str] = pa.Field(
+        isin=sorted(ISO_639_1), description="ISO 639-1 language of the header label, or 'und'"
+    )
+    text: Series[str] = pa.Field(
+        str_length={"min_value": 1},
+        description="the cleaned abstract: NFC Unicode, single spaces, markup and mojibake repaired",
+    )
+    text_raw: Series[str] = pa.Field(description="the paragraph as decoded, line breaks kept")
+    lang: Series[str] = pa.Field(
+        isin=sorted(ISO_639_1), description="ISO 639-1 language of the abstract, or 'und'"
+    )
+    lang_confidence: Series[float] = pa.Field(
+        ge=0.0, le=1.0, description="confidence of the language decision, 0..1"
+    )
+    n_chars: Series[pd.Int32Dtype] = pa.Field(ge=1, description="characters in text")
+    n_words: Series[pd.Int32Dtype] = pa.Field(
+        ge=0, description="words in text (each Chinese or Japanese character counts as one)"
+    )
+    mean_word_length: Series[float] = pa.Field(
+        ge=0.0, description="characters per word (words as in n_words)"
+    )
+    alpha_share: Series[float] = pa.Field(
+        ge=0.0, le=1.0, description="letters among the non-space characters of text, 0..1"
+    )
+    stopword_share: Series[float] = pa.Field(
+        nullable=True,
+        ge=0.0,
+        le=1.0,
+        description="share of the words among the language's 100 most frequent (wordfreq); null when "
+        "wordfreq has no list for the language",
+    )
+    repeated_ngram_share: Series[float] = pa.Field(
+        ge=0.0, le=1.0, description="share of the words covered by the repeats of the longest repeated n-gram"
+    )
+    n_urls: Series[pd.Int32Dtype] = pa.Field(ge=0, description="links (http://, https://, www.) in text")
+    pii: Series[object] = pa.Field(
+        metadata={"arrow": PII_TYPE},
+        description="contact details in text, counted, never copied: {email: n, phone: n} (phones in "
+        "international form)",
+    )
+    fixes: Series[object] = pa.Field(
+        metadata={"arrow": STRINGS},
+        description="the repairs applied to text_raw, in order; 'dropped_text' when cleaning removed words "
+        "that were not markup",
+    )
+    lost_words: Series[object] = pa.Field(
+        metadata={"arrow": STRINGS},
+        description="the words cleaning removed that were not markup (up to the policy's max_lost_words)",
+    )
+    dup_count: Series[pd.Int32Dtype] = pa.Field(
+        ge=0, description="number of duplicates merged into this record"
+    )
+    also_in: Series[object] = pa.Field(
+        metadata={"arrow": STRINGS}, description="source_file:line of every duplicate merged into this record"
+    )
 
     @pa.check("text", name="no_latex_residue")
     def _no_latex(cls, s: Series[str]) -> Series[bool]:
@@ -105,14 +169,23 @@ class RecordsModel(pa.DataFrameModel):
 class DuplicatesModel(pa.DataFrameModel):
     """One row per dropped duplicate, pointing at the record it duplicates."""
 
-    source_file: Series[str] = pa.Field(str_length={"min_value": 1})
-    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1)
-    canonical_id: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{32}$")
-    canonical_ref: Series[str] = pa.Field(str_matches=REF)
-    kind: Series[str] = pa.Field(isin=["exact", "near"])
-    similarity: Series[float] = pa.Field(ge=0.0, le=1.0)
-    reason: Series[str] = pa.Field(str_length={"min_value": 1})
-    text_raw: Series[str]
+    source_file: Series[str] = pa.Field(str_length={"min_value": 1}, description="where the dropped copy was")
+    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1, description="its first line")
+    canonical_id: Series[str] = pa.Field(
+        str_matches=r"^[0-9a-f]{32}$", description="record_id of the kept copy in records.parquet"
+    )
+    canonical_ref: Series[str] = pa.Field(str_matches=REF, description="source_file:line of the kept copy")
+    kind: Series[str] = pa.Field(
+        isin=["exact", "near"],
+        description="'exact' (same dedup key) or 'near' (verified similarity at or above the threshold)",
+    )
+    similarity: Series[float] = pa.Field(
+        ge=0.0, le=1.0, description="verified similarity to the kept copy (1.0 for exact)"
+    )
+    reason: Series[str] = pa.Field(
+        str_length={"min_value": 1}, description="why the kept copy was chosen over this one"
+    )
+    text_raw: Series[str] = pa.Field(description="the dropped copy as decoded")
 
     @pa.dataframe_check(name="exact_means_similarity_1")
     def _exact(cls, df: pd.DataFrame) -> Series[bool]:
@@ -125,11 +198,18 @@ class DuplicatesModel(pa.DataFrameModel):
 class QuarantineModel(pa.DataFrameModel):
     """One row per rejected record (source_line set) or unreadable file (source_line null)."""
 
-    source_file: Series[str] = pa.Field(str_length={"min_value": 1})
-    source_line: Series[pd.Int32Dtype] = pa.Field(nullable=True, ge=1)
-    reason: Series[str] = pa.Field(str_matches=r"^[a-z0-9_]+$")
-    detail: Series[str] = pa.Field(str_length={"min_value": 1})
-    text_raw: Series[str] = pa.Field(nullable=True)
+    source_file: Series[str] = pa.Field(str_length={"min_value": 1}, description="the file")
+    source_line: Series[pd.Int32Dtype] = pa.Field(
+        nullable=True, ge=1, description="the record's first line; null when the whole file was refused"
+    )
+    reason: Series[str] = pa.Field(
+        str_matches=r"^[a-z0-9_]+$",
+        description="reason code: a file-level code or the name of the failed check",
+    )
+    detail: Series[str] = pa.Field(str_length={"min_value": 1}, description="what was wrong, in a sentence")
+    text_raw: Series[str] = pa.Field(
+        nullable=True, description="the record as decoded (null for a whole file)"
+    )
 
     class Config:
         strict = True
@@ -138,13 +218,27 @@ class QuarantineModel(pa.DataFrameModel):
 class PairsModel(pa.DataFrameModel):
     """One row per verified near-duplicate pair, merged or not."""
 
-    source_file: Series[str] = pa.Field(str_length={"min_value": 1})
-    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1)
-    record_id: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{32}$")
-    candidate_id: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{32}$")
-    candidate_ref: Series[str] = pa.Field(str_matches=REF)
-    similarity: Series[float] = pa.Field(ge=0.0, le=1.0)
-    merged: Series[bool]
+    source_file: Series[str] = pa.Field(
+        str_length={"min_value": 1}, description="where the record checked was"
+    )
+    source_line: Series[pd.Int32Dtype] = pa.Field(ge=1, description="its first line")
+    record_id: Series[str] = pa.Field(
+        str_matches=r"^[0-9a-f]{32}$",
+        description="record_id of the record checked (in records.parquet when it was kept)",
+    )
+    candidate_id: Series[str] = pa.Field(
+        str_matches=r"^[0-9a-f]{32}$",
+        description="record_id of the earlier canonical record it was compared with",
+    )
+    candidate_ref: Series[str] = pa.Field(str_matches=REF, description="source_file:line of that record")
+    similarity: Series[float] = pa.Field(
+        ge=0.0,
+        le=1.0,
+        description="verified similarity of the two texts (the near-duplicate threshold decides)",
+    )
+    merged: Series[bool] = pa.Field(
+        description="true when this pair made the record a near duplicate of the candidate"
+    )
 
     class Config:
         strict = True
@@ -156,6 +250,38 @@ TABLE_MODELS = {
     "quarantine": QuarantineModel,
     "pairs": PairsModel,
 }
+
+_ARROW = {
+    "str": pyarrow.string(),
+    "string": pyarrow.string(),
+    "Int32": pyarrow.int32(),
+    "float64": pyarrow.float64(),
+    "bool": pyarrow.bool_(),
+}
+
+
+def arrow_schema(model: type[pa.DataFrameModel]) -> pyarrow.Schema:
+    """A table's Parquet schema from its model: each column's dtype (or the ``arrow`` type of its
+    metadata, for list and struct columns) and nullability, in the model's order."""
+    columns = model.to_schema().columns.values()
+    return pyarrow.schema(
+        pyarrow.field(
+            c.name, (c.metadata or {}).get("arrow") or _ARROW[str(c.dtype).split("[")[0]], c.nullable
+        )
+        for c in columns
+    )
+
+
+TABLES = {name: arrow_schema(model) for name, model in TABLE_MODELS.items()}
+DESCRIPTIONS = {
+    name: {c.name: c.description for c in model.to_schema().columns.values()}
+    for name, model in TABLE_MODELS.items()
+}
+
+
+def to_frame(table: pyarrow.Table) -> pd.DataFrame:
+    """Arrow → pandas with nullable integers (a null year stays <NA>, not a float NaN)."""
+    return table.to_pandas(types_mapper={pyarrow.int32(): pd.Int32Dtype()}.get)
 
 
 def record_checks_schema(params: dict) -> pa.DataFrameSchema:

@@ -26,18 +26,7 @@ from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
-from corpus_hygiene.checks import PolicyError, load_policy
-from corpus_hygiene.checks.gates import gate_and_stage
-from corpus_hygiene.flows.on_dask import (
-    CLUSTER_MIN_BYTES,
-    ClusterLost,
-    ClusterSearch,
-    Progress,
-    dask_client,
-    process_on_dask,
-    use_dask,
-)
-from corpus_hygiene.flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
+from checks import PolicyError, load_policy
 from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
 from corpus_hygiene.incremental.pair_memo import load_memo, memo_path, save_memo
 from corpus_hygiene.incremental.run_key import current_version, hash_inputs, hashes_read, run_key
@@ -53,6 +42,7 @@ from corpus_hygiene.publish.dataset import (
     StagedVersion,
     commit_or_publish,
     discard_partial,
+    gate_and_stage,
     records_dir,
     remove_staged_records,
     sha256_file,
@@ -65,6 +55,16 @@ from corpus_hygiene.publish.owner import overlap_problem
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 from corpus_hygiene.settings import return_freed_memory, trim_freed_memory
+from flows.on_dask import (
+    CLUSTER_MIN_BYTES,
+    ClusterLost,
+    ClusterSearch,
+    Progress,
+    dask_client,
+    process_on_dask,
+    use_dask,
+)
+from flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 
 NO_CACHE_TASK = {"cache_policy": NO_CACHE}  # the per-file cache is ours (incremental/), keyed on content
 

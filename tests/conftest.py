@@ -40,7 +40,7 @@ needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is 
 
 @pytest.fixture(scope="session")
 def policy():
-    from corpus_hygiene.checks import load_policy
+    from checks import load_policy
 
     return load_policy()
 
@@ -86,7 +86,7 @@ def prefect_server(tmp_path_factory):
     import subprocess
     import sys
 
-    from corpus_hygiene.flows.server import free_port
+    from flows.server import free_port
 
     url = f"http://127.0.0.1:{free_port()}/api"
     env = prefect_env(tmp_path_factory.mktemp("prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false")
@@ -105,7 +105,7 @@ def prefect_server(tmp_path_factory):
 
 def parquet_checksums(dataset: Path) -> dict:
     """The sha256 of each table of a published dataset, as its manifest lists them (checked first)."""
-    from corpus_hygiene.publish.dataset import verify_checksums
+    from corpus_hygiene.publish.read import verify_checksums
 
     return {k: v["sha256"] for k, v in verify_checksums(dataset)["outputs"].items() if k.endswith(".parquet")}
 

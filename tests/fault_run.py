@@ -30,7 +30,7 @@ def signalled(name: str, original):
 def main() -> int:
     (step, _, name), args = sys.argv[1].partition(":"), sys.argv[2:]
     name = name or "SIGKILL"
-    import corpus_hygiene.flows.hygiene as flow
+    import flows.hygiene as flow
     from corpus_hygiene.cli import main as hygiene
     from corpus_hygiene.incremental.file_cache import FileCache
     from corpus_hygiene.publish.dataset import StagedVersion

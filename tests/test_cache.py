@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.checks import load_policy
+from checks import load_policy
 from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport

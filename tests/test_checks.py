@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.checks import PolicyError, load_policy
-from corpus_hygiene.checks.gates import evaluate_gates, schema_failures
-from corpus_hygiene.checks.routing import candidate_frame, route
-from corpus_hygiene.publish.dataset import rows_to_frame
+from checks import PolicyError, load_policy
+from checks.gates import evaluate_gates, schema_failures
+from checks.routing import candidate_frame, route
+from corpus_hygiene.publish.read import rows_to_frame
 
 from .conftest import signal_columns
 
@@ -231,7 +231,7 @@ def _arrow(records: list[dict], size: int) -> dict:
 
 
 def _verdict(records, checked, size=3):
-    from corpus_hygiene.checks.gates import _validate
+    from checks.gates import _validate
 
     return _validate(_arrow(records, size), frozenset(checked))
 
@@ -270,7 +270,8 @@ def test_gates_over_arrow_slices_find_what_they_find_over_pandas_frames(policy):
 
 
 def _sliced(records: list[dict], size: int) -> dict:
-    from corpus_hygiene.publish.dataset import arrow_slices, to_frame
+    from checks.schemas import to_frame
+    from corpus_hygiene.publish.dataset import arrow_slices
 
     return {name: map(to_frame, arrow_slices(rows, name, size)) for name, rows in
             (("records", records), ("duplicates", []), ("quarantine", []), ("pairs", []))}  # fmt: skip
@@ -318,7 +319,7 @@ POLICY_MISTAKES = [
     ("good", "bad", "message"), POLICY_MISTAKES, ids=[m[1] or m[0] for m in POLICY_MISTAKES]
 )
 def test_policy_mistakes_name_the_file_line_and_key(tmp_path, good, bad, message):
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+    from checks import DEFAULT_POLICY_PATH
 
     text = DEFAULT_POLICY_PATH.read_text("utf-8")
     assert good in text
@@ -365,7 +366,7 @@ def test_policy_hash_changes_with_its_content(tmp_path):
 def test_checks_are_registered_with_pandera_by_name(policy):
     import pandera.pandas as pa
 
-    from corpus_hygiene.checks.schemas import record_checks_schema
+    from checks.schemas import record_checks_schema
 
     schema = record_checks_schema(policy.check_params())
     assert [c.name for c in schema.checks][:3] == ["text_lost", "not_placeholder", "text_length"]
@@ -397,8 +398,8 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
 
     script = (
         "import sys\n"
-        "from corpus_hygiene.checks.gates import schema_failures\n"
-        "from corpus_hygiene.publish.dataset import rows_to_frame\n"
+        "from checks.gates import schema_failures\n"
+        "from corpus_hygiene.publish.read import rows_to_frame\n"
         "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine', 'pairs')}\n"
         "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"
         " 'detail': 'x', 'text_raw': None}], 'quarantine')\n"
@@ -443,7 +444,7 @@ VALUES = st.lists(st.lists(st.sampled_from(["a", "b", "é", "", None]), max_size
 def test_repeats_finds_exactly_the_rows_of_values_of_earlier_slices(slices, parts):
     """Every row of a value an earlier slice held, repeats and nulls included; nothing else; and the
     rows that repeat any earlier row. Whatever the number of parts the keys are spilled in."""
-    from corpus_hygiene.checks.gates import _Repeats
+    from checks.gates import _Repeats
     from corpus_hygiene.pipeline.rows import STRING_KEY, string_keys
 
     repeats, row = _Repeats(STRING_KEY, parts=parts), 0
@@ -463,7 +464,7 @@ def test_provenances_repeat_as_file_and_line_pairs(slices):
     not; a missing line is a value of its own."""
     import pandas as pd
 
-    from corpus_hygiene.checks.gates import _AcrossRows
+    from checks.gates import _AcrossRows
 
     across, row = _AcrossRows(None), 0
     for rows in slices:
@@ -543,8 +544,8 @@ def test_a_random_policy_is_refused_in_one_line_or_works(tmp_path_factory, chang
     import math
     import tomllib
 
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
-    from corpus_hygiene.checks.gates import evaluate_gates
+    from checks import DEFAULT_POLICY_PATH
+    from checks.gates import evaluate_gates
     from corpus_hygiene.ingest.discover import discover
     from corpus_hygiene.pipeline.assemble import assemble
     from corpus_hygiene.pipeline.process import process_files

@@ -179,7 +179,7 @@ def test_the_loss_guard_flags_words_a_step_removed(monkeypatch):
 # ---- one rule for math and literal dollars ---------------------------------------------------------
 @pytest.mark.parametrize("case", _cases("dollars"))
 def test_literal_dollars_are_never_quarantined(case, policy):
-    from corpus_hygiene.checks.routing import candidate_frame, route
+    from checks.routing import candidate_frame, route
 
     from .conftest import signal_columns
 
@@ -203,7 +203,7 @@ money = st.builds(
 def test_the_residue_check_accepts_every_output_without_a_math_span_or_a_command(text):
     import pandas as pd
 
-    from corpus_hygiene.checks.domain import has_latex_residue
+    from checks.domain import has_latex_residue
 
     out = clean_text(text).text
     flagged = bool(has_latex_residue(pd.Series([out], dtype="str"))[0])

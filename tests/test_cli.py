@@ -250,7 +250,7 @@ def test_trim_hands_back_freed_heap_blocks_that_live_ones_sit_above():
 
 @pytest.mark.parametrize("command", ["run", "serve"])
 def test_a_wrong_policy_exits_2_with_one_line_before_prefect_starts(command, tmp_path):
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+    from checks import DEFAULT_POLICY_PATH
 
     policy = tmp_path / "policy.toml"
     policy.write_text(DEFAULT_POLICY_PATH.read_text("utf-8").replace("max_file_mb =", "max_fil_mb ="))
@@ -389,7 +389,7 @@ def _pipe(data: bytes) -> str:
 
 
 def test_a_policy_given_as_a_pipe_is_read_once(tmp_path, capsys):
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH, load_policy
+    from checks import DEFAULT_POLICY_PATH, load_policy
     from corpus_hygiene.cli import _policy_read_once
 
     text = DEFAULT_POLICY_PATH.read_bytes()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.near import candidate_pairs, cjk_mask, find_near_duplicates, signature_of
-from corpus_hygiene.flows.on_dask import ClusterSearch
+from flows.on_dask import ClusterSearch
 
 from .conftest import SEEDS, SHARED, needs_seeds, parquet_checksums
 from .test_e2e import assert_clean_console, run_hygiene

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_hygiene.publish.dataset import DatasetError, PublishError, publish, read_dataset, verify_checksums
+from corpus_hygiene.publish.dataset import PublishError, publish
+from corpus_hygiene.publish.read import DatasetError, read_dataset, verify_checksums
 
 from .conftest import signal_columns
 
@@ -256,7 +257,8 @@ def test_validate_checks_the_manifests_counts_against_the_tables(tmp_path):
     """A manifest edited alone, or a table edited together with its checksum, no longer passes."""
     import pyarrow.parquet as pq
 
-    from corpus_hygiene.publish.dataset import sha256_file, validate_dataset
+    from corpus_hygiene.publish.dataset import sha256_file
+    from corpus_hygiene.publish.read import validate_dataset
 
     target = tmp_path / "clean"
     counts = {"ingested": 4, "kept": 3, "duplicates": 0, "quarantined": 1}

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.exact import deduplicate
+from corpus_hygiene.dedup.deduplicate import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.near import candidate_pairs, find_near_duplicates, verified_similarity
 from corpus_hygiene.dedup.shingles import jaccard, shingles
@@ -109,7 +109,7 @@ def test_lookup_finds_each_value_and_its_column_in_any_slice_size(keys, values, 
 def test_exact_groups_keep_the_best_ranked_record_of_each_id(rows):
     """Against the definition: of the records sharing an id, all but the best-ranked (``canonical_rank``)
     are exact duplicates of it."""
-    from corpus_hygiene.dedup.exact import _exact_groups, canonical_rank
+    from corpus_hygiene.dedup.exact import canonical_rank, exact_groups
     from corpus_hygiene.pipeline.staging import Keys
 
     records = [
@@ -122,7 +122,7 @@ def test_exact_groups_keep_the_best_ranked_record_of_each_id(rows):
         expected.setdefault(r.record_id, []).append(i)
     best = {rid: min(group, key=lambda i: canonical_rank(keys[i])) for rid, group in expected.items()}
     want = sorted((i, best[r.record_id]) for i, r in enumerate(records) if i != best[r.record_id])
-    dups, canonical = _exact_groups(keys)
+    dups, canonical = exact_groups(keys)
     assert sorted(zip(dups.tolist(), canonical.tolist(), strict=True)) == want
 
 

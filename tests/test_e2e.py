@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_hygiene.checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
+from checks import DEFAULT_POLICY_PATH as DEFAULT_POLICY
 from corpus_hygiene.ingest.split import is_blank, iter_paragraphs, split_lines
-from corpus_hygiene.publish.dataset import verify_checksums
+from corpus_hygiene.publish.read import verify_checksums
 
 from .conftest import EXAMPLES, SEEDS, needs_seeds
 

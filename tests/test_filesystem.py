@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_hygiene.publish.dataset import verify_checksums
+from corpus_hygiene.publish.read import verify_checksums
 
 from .conftest import EXAMPLES, ROOT, parquet_checksums
 from .fault_run import STEPS as FAULT_STEPS
@@ -152,7 +152,8 @@ def test_a_manifest_without_outputs_or_not_json_is_no_previous_version_and_a_one
 ):
     from corpus_hygiene.cli import main
     from corpus_hygiene.publish.changes import changes_since_previous
-    from corpus_hygiene.publish.dataset import DatasetError, publish, validate_dataset
+    from corpus_hygiene.publish.dataset import publish
+    from corpus_hygiene.publish.read import DatasetError, validate_dataset
 
     target = tmp_path / "clean"
     version = publish(target, "20261201T000000Z-aaaaaa", _tables(3), {})
@@ -174,12 +175,13 @@ def test_a_manifest_without_outputs_or_not_json_is_no_previous_version_and_a_one
 
 
 def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
-    from corpus_hygiene.publish import dataset
-    from corpus_hygiene.publish.dataset import publish, read_dataset, validate_dataset
+    from corpus_hygiene.publish import read
+    from corpus_hygiene.publish.dataset import publish
+    from corpus_hygiene.publish.read import read_dataset, validate_dataset
 
     target = tmp_path / "clean"
     publish(target, "20261201T000000Z-aaaaaa", _tables(3, "Old"), {})
-    real, switched = dataset.sha256_file, []
+    real, switched = read.sha256_file, []
 
     def publish_meanwhile(path):  # another run publishes while the reader checks its first file
         if not switched:
@@ -187,7 +189,7 @@ def test_a_reader_during_a_publish_reads_one_version(tmp_path, monkeypatch):
             publish(target, "20261202T000000Z-bbbbbb", _tables(5, "New"), {})
         return real(path)
 
-    monkeypatch.setattr(dataset, "sha256_file", publish_meanwhile)
+    monkeypatch.setattr(read, "sha256_file", publish_meanwhile)
     manifest, failures = validate_dataset(target)  # was "modified after publishing"
     assert manifest["run_id"] == "20261201T000000Z-aaaaaa" and failures == [] and switched
     assert list(read_dataset(target)["text"]) == ["New 0", "New 1", "New 2", "New 3", "New 4"]
@@ -367,7 +369,7 @@ def _args(corpus: Path, out: Path) -> list[str]:
 def test_a_run_killed_at_any_write_leaves_a_valid_dataset_its_previous_version_and_a_clean_rerun(
     killed_runs, tmp_path, step
 ):
-    from corpus_hygiene.publish.dataset import validate_dataset
+    from corpus_hygiene.publish.read import validate_dataset
 
     env, corpus, published, clean_tables = killed_runs
     out = tmp_path / "out"
@@ -389,7 +391,7 @@ def test_a_run_killed_at_any_write_leaves_a_valid_dataset_its_previous_version_a
 # `hygiene` whose gates spill their keys to a folder that cannot be made, as on a full or unmounted disk
 GATES_CANNOT_SPILL = """
 import sys
-import corpus_hygiene.checks.gates as gates
+import checks.gates as gates
 from corpus_hygiene.cli import main
 
 class Unwritable(gates.Spill):

@@ -150,7 +150,7 @@ _POLICY = []
 
 def _policy():
     if not _POLICY:
-        from corpus_hygiene.checks import load_policy
+        from checks import load_policy
 
         _POLICY.append(load_policy())
     return _POLICY[0]

@@ -4,11 +4,10 @@ write the tables again."""
 
 import pytest
 
-from corpus_hygiene.checks.gates import gate_and_stage
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
-from corpus_hygiene.publish.dataset import StagedVersion, sha256_file
+from corpus_hygiene.publish.dataset import StagedVersion, gate_and_stage, sha256_file
 
 from .conftest import EXAMPLES
 

@@ -3,7 +3,7 @@ quarantines that record or file as `processing_error`, naming the step (isolatio
 
 import pytest
 
-from corpus_hygiene.checks.gates import evaluate_gates
+from checks.gates import evaluate_gates
 from corpus_hygiene.ingest.discover import discover
 from corpus_hygiene.pipeline.process import process_file
 

@@ -9,7 +9,7 @@ from .conftest import EXAMPLES
 
 def _publish(target, corpus, run_id: str):
     """``corpus`` (a folder, or a list of its files) published to ``target`` as a run would publish it."""
-    from corpus_hygiene.checks import load_policy
+    from checks import load_policy
     from corpus_hygiene.ingest import discover
     from corpus_hygiene.pipeline.assemble import assemble
     from corpus_hygiene.pipeline.process import process_file
@@ -143,7 +143,7 @@ def test_croissant_json_describes_every_table_and_mlcroissant_reads_it(published
 
 
 def test_the_readme_names_every_published_column_and_no_other():
-    from corpus_hygiene.publish.dataset import TABLES
+    from checks.schemas import TABLES
 
     readme = (EXAMPLES.parents[1] / "README.md").read_text("utf-8")
     groups = {

@@ -53,7 +53,7 @@ def test_a_waiting_run_gets_the_lock_when_the_holder_finishes(tmp_path):
 
 @pytest.mark.slow
 def test_a_cli_run_is_refused_while_the_dataset_is_held_and_concurrent_runs_with_wait_both_publish(tmp_path):
-    from corpus_hygiene.publish.dataset import verify_checksums
+    from corpus_hygiene.publish.read import verify_checksums
 
     from .test_e2e import run_hygiene, run_hygiene_async
 

@@ -40,7 +40,7 @@ ARGS = [
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, policy=None):
-    from corpus_hygiene.checks import load_policy
+    from checks import load_policy
 
     policy = load_policy()
     out = tmp_path_factory.mktemp("browser")
@@ -116,7 +116,7 @@ def test_report_opens_without_errors_and_the_filter_works(report, tmp_path):
 
 @pytest.fixture(scope="module")
 def stress_report(tmp_path_factory):
-    from corpus_hygiene.checks import load_policy
+    from checks import load_policy
 
     from .report_corpus import build
 

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checks.schemas import TABLES
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.models import FileResult, SourceReport
 from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, RecordRows, columns, to_arrow
 from corpus_hygiene.pipeline.staging import RecordStore
-from corpus_hygiene.publish.dataset import TABLES, write_slices
+from corpus_hygiene.publish.dataset import write_slices
 
 from .test_cache import file_results
 

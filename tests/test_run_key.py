@@ -73,13 +73,13 @@ def test_a_table_edited_together_with_its_checksum_is_not_current(tmp_path):
 
 
 def test_a_different_key_reads_no_published_file(tmp_path, monkeypatch):
-    import corpus_hygiene.publish.dataset as dataset
+    import corpus_hygiene.publish.read as reader
 
     target = tmp_path / "clean"
     _published(target, "k1")
     read = []
-    real = dataset.sha256_file
-    monkeypatch.setattr(dataset, "sha256_file", lambda path: read.append(path.name) or real(path))
+    real = reader.sha256_file
+    monkeypatch.setattr(reader, "sha256_file", lambda path: read.append(path.name) or real(path))
     assert current_version(target, "k2") is None and read == []
     assert current_version(target, "k1") is not None and "records.parquet" in read
 

@@ -101,7 +101,7 @@ def _events(api: str, name: str, dataset: Path) -> list[dict]:
 
 
 def test_a_run_announces_published_and_gate_failed_as_prefect_events(prefect_server, tmp_path):
-    from corpus_hygiene.checks import DEFAULT_POLICY_PATH
+    from checks import DEFAULT_POLICY_PATH
 
     api = prefect_server["PREFECT_API_URL"]
     ok = _hygiene_run(prefect_server, tmp_path / "ok")
@@ -164,8 +164,7 @@ def test_a_deployments_folders_come_from_prefect_variables_then_environment_then
 ):
     def resolved(**env) -> list[str]:
         code = (
-            "from corpus_hygiene.flows.hygiene import folder; "
-            "print(folder('input_dir', None), folder('reports_dir', None))"
+            "from flows.hygiene import folder; print(folder('input_dir', None), folder('reports_dir', None))"
         )
         proc = subprocess.run(
             [sys.executable, "-c", code], env=dict(prefect_server, **env), capture_output=True, text=True

@@ -1,4 +1,4 @@
-"""The wheel carries checks/ and flows/ inside the package: corpus_hygiene.checks imports from it."""
+"""The wheel carries the three packages (corpus_hygiene, checks, flows), the policy and the templates."""
 
 import subprocess
 import sys
@@ -27,9 +27,9 @@ def wheel(tmp_path_factory):
 def test_wheel_holds_checks_flows_policy_and_templates(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in [
-        "corpus_hygiene/checks/policy.toml",
-        "corpus_hygiene/checks/schemas.py",
-        "corpus_hygiene/flows/hygiene.py",
+        "checks/policy.toml",
+        "checks/schemas.py",
+        "flows/hygiene.py",
         "corpus_hygiene/report/templates/run.html.j2",
     ]:
         assert needed in names
@@ -41,8 +41,8 @@ def test_checks_import_from_the_installed_wheel_not_the_source_tree(wheel, tmp_p
     deps = sysconfig.get_paths()["purelib"]  # the project venv's packages, for the dependencies only
     script = (
         "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
-        "import corpus_hygiene, corpus_hygiene.checks as c\n"
-        "from corpus_hygiene.checks.schemas import RecordsModel\n"
+        "import corpus_hygiene, checks as c\n"
+        "from checks.schemas import RecordsModel\n"
         "p = c.load_policy()\n"
         "print(corpus_hygiene.__file__); print(c.__file__); print(p.path); print(RecordsModel.__name__)\n"
     )

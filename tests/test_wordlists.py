@@ -44,7 +44,7 @@ def test_a_run_keeps_none_of_wordfreqs_lists():
         "assert join_letter_spacing('the A B S T R A C T', 'en') == 'the ABSTRACT', 'no join';"
         "assert signals_of('Wir zeigen, dass das Modell die Aufgabe lernt.', 'de').stopword_share == 0.5;"
         "assert detect_language('Liste des articles').code == 'fr';"
-        "from corpus_hygiene.checks import load_policy;"
+        "from checks import load_policy;"
         "from corpus_hygiene.dedup.near import lsh_shingles;"
         "assert 'the' not in lsh_shingles('the model and the data', load_policy().dedup_config());"
         "from wordfreq import get_frequency_dict, get_frequency_list;"

@@ -107,7 +107,7 @@ def _policy_read_once(policy: str | None) -> str | None:
     bytes go to a private file first, removed when this process exits."""
     if policy is None or not os.path.exists(policy) or Path(policy).is_file():
         return policy
-    from corpus_hygiene.checks import read_policy_bytes
+    from checks import read_policy_bytes
 
     raw = read_policy_bytes(Path(policy))
     fd, path = tempfile.mkstemp(prefix="hygiene-policy-", suffix=".toml")
@@ -131,7 +131,7 @@ def _cron_error(cron: str) -> str | None:
 
 def _policy_error(policy_path: str | None) -> str | None:
     """The policy file's first problem, found before Prefect starts (None when it is sound)."""
-    from corpus_hygiene.checks import PolicyError, load_policy
+    from checks import PolicyError, load_policy
 
     try:
         load_policy(policy_path)
@@ -171,7 +171,7 @@ def _interrupt(signum, frame) -> None:
 def _prefect_api(params: dict, *, ui: bool) -> str:
     """The Prefect API this command uses: PREFECT_API_URL when set, else Prefect's server started as this
     process's child (``flows/server.py``), its log in the reports folder."""
-    from corpus_hygiene.flows.server import start_prefect_server
+    from flows.server import start_prefect_server
 
     if given := os.environ.get("PREFECT_API_URL"):
         return given
@@ -218,7 +218,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_flow(params: dict, debug: bool) -> int:
-    from corpus_hygiene.flows.hygiene import hygiene_flow
+    from flows.hygiene import hygiene_flow
 
     if not debug:
         _quiet_console_tracebacks()
@@ -268,7 +268,7 @@ def summary_lines(summary: dict) -> list[str]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from corpus_hygiene.flows.server import prefect_command
+    from flows.server import prefect_command
 
     apply_defaults()
     params = flow_parameters(args)
@@ -281,7 +281,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     api_url = _prefect_api(params, ui=True)
     from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 
-    from corpus_hygiene.flows.hygiene import hygiene_flow
+    from flows.hygiene import hygiene_flow
 
     if not args.debug:
         _quiet_console_tracebacks()
@@ -302,7 +302,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from corpus_hygiene.publish.dataset import DatasetError, validate_dataset
+    from corpus_hygiene.publish.read import DatasetError, validate_dataset
 
     try:
         manifest, failures = validate_dataset(args.dataset_dir)
@@ -425,13 +425,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.func in (_cmd_run, _cmd_serve):
         if problem := _usage_error(args):
             parser.exit(2, f"hygiene: error: {problem}\n")
-        from corpus_hygiene.checks import PolicyError
+        from checks import PolicyError
 
         try:
             args.policy = _policy_read_once(args.policy)
         except PolicyError as exc:
             parser.exit(2, f"hygiene: {exc}\n")
-    from corpus_hygiene.flows.server import ServerError
+    from flows.server import ServerError
 
     if args.debug:
         return args.func(args)

@@ -38,7 +38,7 @@ def code_fingerprint() -> str:
     import corpus_hygiene
 
     digest = hashlib.sha256(corpus_hygiene.__version__.encode())
-    for name in ("corpus_hygiene", "corpus_hygiene.flows", "corpus_hygiene.checks"):
+    for name in ("corpus_hygiene", "flows", "checks"):
         # the folders, found without importing the modules (flows/ imports Prefect)
         root = Path(next(iter(importlib.util.find_spec(name).submodule_search_locations)))
         for path in sorted(root.rglob("*")):

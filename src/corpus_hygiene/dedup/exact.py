@@ -1,21 +1,14 @@
-"""Exact duplicates, the canonical-record rule, and the whole dedup step (exact, then near)."""
+"""Exact duplicates and the canonical-record rule (which copy of a group is kept, and why)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.incremental.pair_memo import PairMemo
-from corpus_hygiene.models import Record
 from corpus_hygiene.pipeline.staging import Keys, RecordKey
-
-if TYPE_CHECKING:
-    from corpus_hygiene.dedup.near import PairSearch
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +120,7 @@ def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
     return np.lexsort((keys.source_line[at], files, -steps, keys.n_fixes[at]))
 
 
-def _exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
+def exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     """Exact duplicates (indices into ``keys``, all of their store's) and the canonical of each: the
     best-ranked record of its ``record_id``. The ids are read from the store a part at a time (every copy
     of an id is in one part) and sorted; only repeated ones are ranked."""
@@ -166,68 +159,3 @@ def lookup(
         for column, into in zip(columns, out, strict=True):
             into[lo : lo + len(part)] = np.where(hit, column[at], 0)
     return found, *out
-
-
-def deduplicate(
-    records: Keys | Sequence[Record],
-    config: DedupConfig,
-    memo: PairMemo | None = None,
-    search: PairSearch | None = None,
-    fetch: Callable[[str, np.ndarray], Sequence] | None = None,
-) -> tuple[Keys, Duplicates, VerifiedPairs]:
-    """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
-    ``memo``, similarities verified by an earlier run are looked up, not computed again); ``search``,
-    where given, finds the near-duplicate candidates elsewhere (``near.PairSearch``).
-
-    ``records``: Records, or the ``Keys`` of staged ones, with ``fetch(name, positions)`` giving their
-    ``text``, ``signature`` and ``text_key`` (``RecordStore.column`` reads them from the store). Returns
-    the kept records' keys, in canonical-rank order; the duplicates; every near-duplicate pair verified,
-    merged or not (the duplicate audit's)."""
-    from corpus_hygiene.dedup.near import find_near_duplicates
-
-    if not isinstance(records, Keys):
-        keys = Keys.of(records)
-        fetch = fetch or (lambda name, positions: [getattr(records[i], name) for i in positions.tolist()])
-    else:
-        keys = records
-    exact, exact_of = _exact_groups(keys)
-    canonical = np.ones(len(keys), dtype=bool)
-    canonical[exact] = False
-    canon = np.flatnonzero(canonical)
-    canon = canon[rank_order(keys, canon)]  # indices into keys, in canonical-rank order
-    del canonical
-    positions = keys.positions(canon)
-    cjk = np.isin(keys.lang[canon], [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
-    verified: list[tuple[int, int, float]] = []
-    found = find_near_duplicates(
-        fetch("text", positions),
-        config,
-        fetch("signature", positions),
-        cjk,
-        memo,
-        fetch("text_key", positions),
-        verified,
-        search,
-    )
-    near = canon[np.array([m.index for m in found], np.int64)]
-    order = np.argsort(near)
-    near, near_sim = near[order], np.array([m.similarity for m in found], np.float64)[order]
-    near_of = canon[np.array([m.canonical for m in found], np.int64)][order]
-    pair = np.array(verified, np.float64).reshape(-1, 3)
-    record, candidate = canon[pair[:, 0].astype(np.int64)], canon[pair[:, 1].astype(np.int64)]
-    merged, merged_into = lookup(near, record, near_of)
-    pairs = VerifiedPairs(keys, record, candidate, pair[:, 2], merged & (merged_into == candidate))
-    # an exact copy of a record that turned out to be a near duplicate follows it to the canonical
-    follows, follows_to, follows_sim = lookup(near, exact_of, near_of, near_sim)
-    exact_of = np.where(follows, follows_to, exact_of)
-    similarity = np.where(follows, follows_sim, 1.0)
-    dups = Duplicates(
-        keys,
-        np.concatenate([exact, near]),
-        np.concatenate([exact_of, near_of]),
-        np.concatenate([follows, np.ones(len(near), bool)]),
-        np.concatenate([similarity, near_sim]),
-    )
-    kept = np.ones(len(canon), dtype=bool)
-    kept[np.isin(canon, near)] = False
-    return keys.take(canon[kept]), dups, pairs

@@ -17,17 +17,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from corpus_hygiene.checks import Policy, PolicyError, load_policy
+from checks import Policy, PolicyError, load_policy
 from corpus_hygiene.incremental.file_cache import cache_dir_for, published_manifest
 from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
 from corpus_hygiene.models import SourceReport
-from corpus_hygiene.publish.dataset import (
-    DatasetError,
-    load_manifest,
-    sha256_file,
-    verify_checksums,
-    version_folder,
-)
+from corpus_hygiene.publish.dataset import sha256_file
+from corpus_hygiene.publish.read import DatasetError, load_manifest, verify_checksums, version_folder
 from corpus_hygiene.reasons import Reason
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from corpus_hygiene.checks import Policy, load_policy
-from corpus_hygiene.checks.domain import RECORD_CHECKS
-from corpus_hygiene.dedup.exact import deduplicate
+from checks import Policy, load_policy
+from checks.domain import RECORD_CHECKS
+from corpus_hygiene.dedup.deduplicate import deduplicate
+from corpus_hygiene.dedup.near import PairSearch
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
 from corpus_hygiene.pipeline.staging import Keys, RecordStore, RejectedKeys, pack_rejected
-
-if TYPE_CHECKING:
-    from corpus_hygiene.dedup.near import PairSearch
 
 
 class AccountingError(Exception):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from itertools import chain
 
-from corpus_hygiene.checks import Policy
+from checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.clean.encoding import repair_encoding
 from corpus_hygiene.dedup.keys import dedup_key, record_id

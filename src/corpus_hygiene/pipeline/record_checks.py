@@ -6,8 +6,8 @@ per-file stage (``process.process_files``), so that they run in parallel and are
 
 from __future__ import annotations
 
-from corpus_hygiene.checks import Policy
-from corpus_hygiene.checks.routing import candidate_frame, route
+from checks import Policy
+from checks.routing import candidate_frame, route
 from corpus_hygiene.isolation import describe_failure
 from corpus_hygiene.models import FileResult, Record, Rejected
 from corpus_hygiene.reasons import Reason

@@ -25,40 +25,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from checks.schemas import TABLES
 from corpus_hygiene.dedup.keys import id_bytes
 from corpus_hygiene.models import FileResult, Record, Rejected
 from corpus_hygiene.pipeline.spill import Spill, StagingError
 from corpus_hygiene.publish.owner import OWNER_MARK
 
-# the Record fields as stored: the output table's type where the records table has the column
+# The Record fields as stored: the records table's type where it has the column.
+_STAGED_ONLY = {
+    "n_emails": pa.int32(),
+    "n_phones": pa.int32(),
+    "signature": pa.binary(),
+    "text_key": pa.binary(),
+}
 STAGED_SCHEMA = pa.schema(
-    [
-        ("source_file", pa.string()),
-        ("source_line", pa.int32()),
-        ("venue", pa.string()),
-        ("year", pa.int32()),
-        ("header_label", pa.string()),
-        ("header_lang", pa.string()),
-        ("text", pa.string()),
-        ("text_raw", pa.string()),
-        ("lang", pa.string()),
-        ("lang_confidence", pa.float64()),
-        ("fixes", pa.list_(pa.string())),
-        ("record_id", pa.string()),
-        ("n_words", pa.int32()),
-        ("mean_word_length", pa.float64()),
-        ("alpha_share", pa.float64()),
-        ("stopword_share", pa.float64()),
-        ("repeated_ngram_share", pa.float64()),
-        ("n_urls", pa.int32()),
-        ("n_emails", pa.int32()),
-        ("n_phones", pa.int32()),
-        ("lost_words", pa.list_(pa.string())),
-        ("signature", pa.binary()),
-        ("text_key", pa.binary()),
-    ]
+    (f.name, _STAGED_ONLY.get(f.name) or TABLES["records"].field(f.name).type) for f in fields(Record)
 )
-assert STAGED_SCHEMA.names == [f.name for f in fields(Record)], "every Record field, in order"
 # a rejected paragraph or file as stored: the quarantine table's columns
 REJECTED_SCHEMA = pa.schema(
     [

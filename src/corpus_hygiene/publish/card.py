@@ -7,64 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from corpus_hygiene.publish.dataset import SCHEMA_VERSION, TABLES
-
-DESCRIPTIONS = {
-    "records": {
-        "record_id": "stable id: 128-bit hash (hex) of the dedup key (NFKC, case-folded, letters and digits)",
-        "source_file": "path of the source file relative to the input folder, '/' separators",
-        "source_line": "1-based line of the paragraph's first line in the decoded file (LF, CRLF, CR)",
-        "venue": "venue named by the file's header line (e.g. ICLR)",
-        "year": "year named by the file's header line",
-        "header_label": "the rest of the header line (e.g. 'Papers', '论文列表')",
-        "header_lang": "ISO 639-1 language of the header label, or 'und'",
-        "text": "the cleaned abstract: NFC Unicode, single spaces, markup and mojibake repaired",
-        "text_raw": "the paragraph as decoded, line breaks kept",
-        "lang": "ISO 639-1 language of the abstract, or 'und'",
-        "lang_confidence": "confidence of the language decision, 0..1",
-        "n_chars": "characters in text",
-        "n_words": "words in text (each Chinese or Japanese character counts as one)",
-        "mean_word_length": "characters per word (words as in n_words)",
-        "alpha_share": "letters among the non-space characters of text, 0..1",
-        "stopword_share": "share of the words among the language's 100 most frequent (wordfreq); null when "
-        "wordfreq has no list for the language",
-        "repeated_ngram_share": "share of the words covered by the repeats of the longest repeated n-gram",
-        "n_urls": "links (http://, https://, www.) in text",
-        "pii": "contact details in text, counted, never copied: {email: n, phone: n} (phones in "
-        "international form)",
-        "fixes": "the repairs applied to text_raw, in order; 'dropped_text' when cleaning removed words "
-        "that were not markup",
-        "lost_words": "the words cleaning removed that were not markup (up to the policy's max_lost_words)",
-        "dup_count": "number of duplicates merged into this record",
-        "also_in": "source_file:line of every duplicate merged into this record",
-    },
-    "duplicates": {
-        "source_file": "where the dropped copy was",
-        "source_line": "its first line",
-        "canonical_id": "record_id of the kept copy in records.parquet",
-        "canonical_ref": "source_file:line of the kept copy",
-        "kind": "'exact' (same dedup key) or 'near' (verified similarity at or above the threshold)",
-        "similarity": "verified similarity to the kept copy (1.0 for exact)",
-        "reason": "why the kept copy was chosen over this one",
-        "text_raw": "the dropped copy as decoded",
-    },
-    "pairs": {
-        "source_file": "where the record checked was",
-        "source_line": "its first line",
-        "record_id": "record_id of the record checked (in records.parquet when it was kept)",
-        "candidate_id": "record_id of the earlier canonical record it was compared with",
-        "candidate_ref": "source_file:line of that record",
-        "similarity": "verified similarity of the two texts (the near-duplicate threshold decides)",
-        "merged": "true when this pair made the record a near duplicate of the candidate",
-    },
-    "quarantine": {
-        "source_file": "the file",
-        "source_line": "the record's first line; null when the whole file was refused",
-        "reason": "reason code: a file-level code or the name of the failed check",
-        "detail": "what was wrong, in a sentence",
-        "text_raw": "the record as decoded (null for a whole file)",
-    },
-}
+from checks.schemas import DESCRIPTIONS, SCHEMA_VERSION, TABLES
 
 
 def schema_json() -> str:

@@ -1,4 +1,5 @@
-"""The published dataset: Arrow schemas of the output contract, atomic publishing, and reading back.
+"""The published dataset: staging a new version (its Parquet files written as the gates read them) and
+publishing it atomically. Reading it back: ``publish/read.py``.
 
 Layout on disk. DATASET_DIR is a symlink to one complete version folder beside it:
 
@@ -16,7 +17,6 @@ Readers resolve the link once (``version_folder``) and read every file from that
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -25,88 +25,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from checks.gates import evaluate_gates
+from checks.schemas import SCHEMA_VERSION, TABLES
 from corpus_hygiene.atomic import json_document
 from corpus_hygiene.pipeline.rows import to_arrow
 from corpus_hygiene.publish.owner import OWNER_MARK, dataset_dir_problem, made_by_this_tool
 
-SCHEMA_VERSION = 2
-
-PII_TYPE = pa.struct(
-    [pa.field("email", pa.int32(), nullable=False), pa.field("phone", pa.int32(), nullable=False)]
-)
-RECORDS_SCHEMA = pa.schema(
-    [
-        pa.field("record_id", pa.string(), nullable=False),
-        pa.field("source_file", pa.string(), nullable=False),
-        pa.field("source_line", pa.int32(), nullable=False),
-        pa.field("venue", pa.string()),
-        pa.field("year", pa.int32()),
-        pa.field("header_label", pa.string(), nullable=False),
-        pa.field("header_lang", pa.string(), nullable=False),
-        pa.field("text", pa.string(), nullable=False),
-        pa.field("text_raw", pa.string(), nullable=False),
-        pa.field("lang", pa.string(), nullable=False),
-        pa.field("lang_confidence", pa.float64(), nullable=False),
-        pa.field("n_chars", pa.int32(), nullable=False),
-        pa.field("n_words", pa.int32(), nullable=False),
-        pa.field("mean_word_length", pa.float64(), nullable=False),
-        pa.field("alpha_share", pa.float64(), nullable=False),
-        pa.field("stopword_share", pa.float64()),
-        pa.field("repeated_ngram_share", pa.float64(), nullable=False),
-        pa.field("n_urls", pa.int32(), nullable=False),
-        pa.field("pii", PII_TYPE, nullable=False),
-        pa.field("fixes", pa.list_(pa.string()), nullable=False),
-        pa.field("lost_words", pa.list_(pa.string()), nullable=False),
-        pa.field("dup_count", pa.int32(), nullable=False),
-        pa.field("also_in", pa.list_(pa.string()), nullable=False),
-    ]
-)
-DUPLICATES_SCHEMA = pa.schema(
-    [
-        pa.field("source_file", pa.string(), nullable=False),
-        pa.field("source_line", pa.int32(), nullable=False),
-        pa.field("canonical_id", pa.string(), nullable=False),
-        pa.field("canonical_ref", pa.string(), nullable=False),
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("similarity", pa.float64(), nullable=False),
-        pa.field("reason", pa.string(), nullable=False),
-        pa.field("text_raw", pa.string(), nullable=False),
-    ]
-)
-QUARANTINE_SCHEMA = pa.schema(
-    [
-        pa.field("source_file", pa.string(), nullable=False),
-        pa.field("source_line", pa.int32()),
-        pa.field("reason", pa.string(), nullable=False),
-        pa.field("detail", pa.string(), nullable=False),
-        pa.field("text_raw", pa.string()),
-    ]
-)
-PAIRS_SCHEMA = pa.schema(
-    [
-        pa.field("source_file", pa.string(), nullable=False),
-        pa.field("source_line", pa.int32(), nullable=False),
-        pa.field("record_id", pa.string(), nullable=False),
-        pa.field("candidate_id", pa.string(), nullable=False),
-        pa.field("candidate_ref", pa.string(), nullable=False),
-        pa.field("similarity", pa.float64(), nullable=False),
-        pa.field("merged", pa.bool_(), nullable=False),
-    ]
-)
-TABLES = {
-    "records": RECORDS_SCHEMA,
-    "duplicates": DUPLICATES_SCHEMA,
-    "quarantine": QUARANTINE_SCHEMA,
-    "pairs": PAIRS_SCHEMA,
-}
-
 
 class PublishError(Exception):
     """The dataset folder cannot be published to (say why and what to do)."""
-
-
-class DatasetError(Exception):
-    """A published dataset is missing, incomplete, or does not match its manifest."""
 
 
 def sha256_file(path: Path) -> str:
@@ -353,119 +280,25 @@ def _prune(versions: Path, keep: set) -> None:
                 shutil.rmtree(path, ignore_errors=True)
 
 
-def version_folder(dataset_dir: Path | str) -> Path:
-    """The version DATASET_DIR points to, resolved once: a reader that opens every file there reads one
-    version, even while a publish switches the link."""
-    return Path(os.path.realpath(dataset_dir))
-
-
-def load_manifest(dataset_dir: Path | str) -> dict:
-    """The manifest, checked to be one: a dict listing every table among its outputs with a sha256."""
-    path = Path(dataset_dir) / "manifest.json"
-    if not path.is_file():
-        raise DatasetError(f"{dataset_dir} has no manifest.json: not a published corpus-hygiene dataset")
-    try:
-        manifest = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise DatasetError(f"{path.name} in {dataset_dir} cannot be read as JSON ({exc})") from exc
-    outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
-    listed = isinstance(outputs, dict) and all(
-        isinstance(meta, dict) and isinstance(meta.get("sha256"), str) for meta in outputs.values()
-    )
-    if not listed or any(f"{name}.parquet" not in outputs for name in TABLES):
-        raise DatasetError(
-            f"{path.name} in {dataset_dir} is incomplete: it does not list every table's sha256"
-        )
-    return manifest
-
-
-def verify_checksums(dataset_dir: Path | str) -> dict:
-    """Check every output file of the version DATASET_DIR points to against its manifest; return the
-    manifest. Pass ``version_folder(DATASET_DIR)`` to read the tables from the version checked."""
-    dataset_dir = version_folder(dataset_dir)
-    manifest = load_manifest(dataset_dir)
-    if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise DatasetError(
-            f"schema version {manifest.get('schema_version')!r} in {dataset_dir}, this code reads "
-            f"version {SCHEMA_VERSION}"
-        )
-    for name, meta in manifest["outputs"].items():
-        path = dataset_dir / name
-        if not path.is_file():
-            raise DatasetError(f"{path} is listed in the manifest but missing")
-        if sha256_file(path) != meta["sha256"]:
-            raise DatasetError(
-                f"{path} does not match its checksum in the manifest (modified after publishing)"
-            )
-    return manifest
-
-
-def to_frame(table: pa.Table):
-    """Arrow → pandas with nullable integers (a null year stays <NA>, not a float NaN)."""
-    import pandas as pd
-
-    return table.to_pandas(types_mapper={pa.int32(): pd.Int32Dtype()}.get)
-
-
-def rows_to_frame(rows: list[dict], name: str):
-    return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
-
-
 def arrow_slices(rows: Sequence[dict], name: str, size: int = ROW_GROUP) -> Iterator[pa.Table]:
     """The table as Arrow tables of ``size`` rows, made one at a time (for the gates)."""
     for lo in range(0, max(len(rows), 1), size):
         yield to_arrow(rows, lo, lo + size, TABLES[name])
 
 
-def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:
-    return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet") for name in TABLES}
-
-
-def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
-    """Checksums and schema version (raises DatasetError), then every contract check: (manifest, failures)."""
-    from corpus_hygiene.checks.gates import schema_failures
-
-    folder = version_folder(dataset_dir)
-    manifest = verify_checksums(folder)
-    tables = read_tables(folder)
-    frames = {name: to_frame(table) for name, table in tables.items()}
-    return manifest, count_failures(
-        manifest, {name: t.num_rows for name, t in tables.items()}
-    ) + schema_failures(frames)
-
-
-def count_failures(manifest: dict, rows: dict[str, int]) -> list[str]:
-    """The manifest's counts against the tables' rows, and the accounting identity: a manifest edited
-    alone is caught here (a table edited with its checksum too is caught only where it breaks these)."""
-    failures = []
-    for name, n in rows.items():
-        listed = manifest["outputs"].get(f"{name}.parquet", {}).get("rows")
-        if listed is not None and listed != n:
-            failures.append(f"manifest.outputs.{name}.parquet.rows: says {listed}, the table holds {n}")
-    counts = manifest.get("counts", {})
-    for key, table in (("kept", "records"), ("duplicates", "duplicates"), ("quarantined", "quarantine")):
-        if key in counts and counts[key] != rows.get(table):
-            failures.append(
-                f"manifest.counts.{key}: says {counts[key]}, {table}.parquet holds {rows.get(table)}"
+def gate_and_stage(
+    asm, policy, staged: StagedVersion | None = None, checked_before=frozenset(), scratch=None
+):
+    """The gates over the assembled tables, a slice at a time, each slice also written to the ``staged``
+    version's Parquet file; ``scratch``: where the keys of the checks across rows are spilled. When
+    writing the version fails, it is discarded and the gates read the rows alone (publishing then
+    writes the tables)."""
+    tables, reasons = asm.tables(), asm.quarantine_reasons
+    if staged is not None:
+        try:
+            return evaluate_gates(
+                asm.counts, staged_slices(tables, staged), policy, checked_before, scratch, reasons
             )
-    placed = sum(rows.get(t, 0) for t in ("records", "duplicates", "quarantine"))
-    if "ingested" in counts and counts["ingested"] != placed:
-        failures.append(f"manifest.counts.ingested: says {counts['ingested']}, the tables hold {placed} rows")
-    return failures
-
-
-def read_dataset(dataset_dir: Path | str, *, table: str = "records", arrow: bool = False):
-    """A table of a published dataset (``records``, ``duplicates``, ``quarantine`` or ``pairs``), after
-    the same checks as ``hygiene validate``.
-
-    Returns a pandas DataFrame, or a pyarrow Table with ``arrow=True``. Raises DatasetError when the
-    dataset does not match its manifest or the contract, ValueError for a table that is not one of them.
-    """
-    if table not in TABLES:
-        raise ValueError(f"no table {table!r} in a corpus-hygiene dataset: use one of {', '.join(TABLES)}")
-    folder = version_folder(dataset_dir)
-    manifest, failures = validate_dataset(folder)
-    if failures:
-        raise DatasetError(f"{dataset_dir} breaks the contract: " + "; ".join(failures[:5]))
-    table = pq.read_table(folder / f"{table}.parquet")
-    return table if arrow else to_frame(table)
+        except OSError:
+            staged.discard()
+    return evaluate_gates(asm.counts, staged_slices(tables, None), policy, checked_before, scratch, reasons)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 
-from corpus_hygiene.checks import Policy
-from corpus_hygiene.checks.domain import CHARACTER_WORD_LANGUAGES
+from checks import Policy
+from checks.domain import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
 from corpus_hygiene.pipeline.rows import columns, provenance_numbers
 from corpus_hygiene.report.charts import length_histogram, signal_histogram
