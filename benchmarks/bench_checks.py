@@ -21,7 +21,7 @@ from checks import load_policy
 from checks.routing import candidate_frame, route
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.dedup.keys import dedup_key
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 
 PLACEHOLDERS = [
     "TBA",

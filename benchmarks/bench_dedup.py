@@ -35,7 +35,7 @@ from corpus_hygiene.dedup.deduplicate import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.minhash import Signer
 from corpus_hygiene.dedup.shingles import shingles
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.models import Record
 
 CJK = {"zh", "ja"}
@@ -261,7 +261,7 @@ def language_accuracy(pools, n: int, rng: random.Random) -> dict:
 
 
 def prefix_sweep(pools, rng: random.Random) -> dict:
-    import corpus_hygiene.language as L
+    import corpus_hygiene.language.detect as L
 
     sample = [
         (lang, t)

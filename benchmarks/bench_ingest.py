@@ -29,7 +29,7 @@ from corpus_hygiene.ingest import (
     split_lines,
 )
 from corpus_hygiene.ingest.discover import read_bytes
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_file
 from corpus_hygiene.publish.dataset import publish

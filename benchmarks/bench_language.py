@@ -45,7 +45,7 @@ def seeded_langdetect(text: str) -> str:
 
 def measure() -> dict:
     """Right answers per (language, bucket) for both detectors, and the project's time per text."""
-    from corpus_hygiene.language import detect_language
+    from corpus_hygiene.language.detect import detect_language
 
     cells: dict = defaultdict(lambda: {"texts": 0, "project": 0, "langdetect": 0})
     spent = 0.0

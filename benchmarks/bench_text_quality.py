@@ -22,7 +22,7 @@ from benchmarks.corpora import CORPORA, load_all
 from checks import load_policy
 from checks.domain import CHECKS_BY_NAME
 from corpus_hygiene.clean import clean_text
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.signals import SIGNAL_COLUMNS, signals_of, words
 
 SIGNAL_CHECKS = (

@@ -18,6 +18,7 @@ import pandas as pd
 import pandera.extensions as extensions
 
 from corpus_hygiene.clean.latex import latex_residue
+from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES
 
 ISO_639_1 = frozenset(
     (
@@ -104,12 +105,6 @@ def has_latex_residue(text: pd.Series) -> pd.Series:
 def _first(pattern: str, text: str) -> str:
     found = re.search(pattern, text)
     return found.group(0) if found else ""
-
-
-# Chinese, Japanese and Thai count characters as words, a Korean word is a few syllable blocks, and in
-# the Indic scripts a character is a consonant or a vowel sign: a mean word length in characters says
-# nothing about them (on the UDHR: Hindi words 2.6 letters without their signs, Malayalam 12.9 with).
-CHARACTER_WORD_LANGUAGES = tuple("zh ja ko th hi mr ne bn pa gu ta te kn ml".split())
 
 
 def _lost(r) -> str:

@@ -54,7 +54,7 @@ from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.publish.owner import overlap_problem
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
-from corpus_hygiene.settings import return_freed_memory, trim_freed_memory
+from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
 from flows.on_dask import (
     CLUSTER_MIN_BYTES,
     ClusterLost,

@@ -15,7 +15,7 @@ import numpy as np
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.logging import get_run_logger
 
-from corpus_hygiene.dedup.shuffle import band_rows, bucket_candidates, make_chunk, pick, verify_pairs
+from corpus_hygiene.dedup.cluster_search import band_rows, bucket_candidates, make_chunk, pick, verify_pairs
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
@@ -132,7 +132,7 @@ def process_on_dask(client, files: list, policy, cache: FileCache | None, store:
     return [r for batch in results for r in batch]
 
 
-# The near-duplicate search on the cluster (dedup/shuffle.py). Records are cut into at least
+# The near-duplicate search on the cluster (dedup/cluster_search.py). Records are cut into at least
 # CHUNKS_PER_THREAD chunks a worker thread (so every thread has work), of at most CHUNK_RECORDS;
 # at most ROWS_IN_FLIGHT (record, band) rows travel at once (bands go in waves: docs/design.md §6).
 CHUNK_RECORDS = 25_000

@@ -186,7 +186,7 @@ def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
 
 
 def test_defaults_fill_the_environment_and_leave_what_the_user_set():
-    from corpus_hygiene.settings import ARROW_DEFAULTS, PREFECT_DEFAULTS, apply_defaults
+    from corpus_hygiene.runtime import ARROW_DEFAULTS, PREFECT_DEFAULTS, apply_defaults
 
     env: dict = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
     apply_defaults(environ=env)
@@ -198,7 +198,7 @@ def test_defaults_fill_the_environment_and_leave_what_the_user_set():
 _HEAP = """
 import sys
 import numpy as np
-from corpus_hygiene.settings import return_freed_memory
+from corpus_hygiene.runtime import return_freed_memory
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
 if sys.argv[1] == "fixed":
@@ -227,7 +227,7 @@ def test_freed_large_arrays_go_back_to_the_system_with_the_fixed_mmap_threshold(
 
 _HOLES = """
 import sys
-from corpus_hygiene.settings import return_freed_memory, trim_freed_memory
+from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
 assert return_freed_memory()

@@ -1,4 +1,5 @@
-"""The near-duplicate search on a Dask cluster (dedup/shuffle.py, flows/on_dask.ClusterSearch) finds the
+"""The near-duplicate search on a Dask cluster (dedup/cluster_search.py, flows/on_dask.ClusterSearch) finds
+the
 pairs and similarities of the one-process search, and a run on a cluster publishes the same bytes."""
 
 import logging
@@ -155,7 +156,7 @@ def test_a_chunk_reads_its_texts_and_signatures_from_the_staging_as_arrow_and_te
     import pickle
     from unittest import mock
 
-    from corpus_hygiene.dedup.shuffle import make_chunk
+    from corpus_hygiene.dedup.cluster_search import make_chunk
     from corpus_hygiene.ingest import discover
     from corpus_hygiene.pipeline.process import process_file
     from corpus_hygiene.pipeline.staging import RecordStore, StagedColumn

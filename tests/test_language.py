@@ -1,6 +1,6 @@
 import pytest
 
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 
 
 @pytest.mark.parametrize(

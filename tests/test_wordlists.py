@@ -38,7 +38,7 @@ def test_a_run_keeps_none_of_wordfreqs_lists():
     probe = (
         "from corpus_hygiene.clean.pdf import join_split_words, join_letter_spacing;"
         "from corpus_hygiene.signals import signals_of;"
-        "from corpus_hygiene.language import detect_language;"
+        "from corpus_hygiene.language.detect import detect_language;"
         "assert join_split_words('we intro- duce state- space models', 'de') == "
         "'we introduce state-space models', 'no join';"
         "assert join_letter_spacing('the A B S T R A C T', 'en') == 'the ABSTRACT', 'no join';"

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from corpus_hygiene import __version__
 from corpus_hygiene.publish.lock import lock_problem
 from corpus_hygiene.publish.owner import dataset_dir_problem, overlap_problem
-from corpus_hygiene.settings import apply_defaults
+from corpus_hygiene.runtime import apply_defaults
 
 
 def flow_parameters(args: argparse.Namespace) -> dict:

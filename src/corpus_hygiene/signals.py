@@ -23,11 +23,12 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from corpus_hygiene.language.scripts import char_class
 from corpus_hygiene.unicode_marks import MarksPattern
 
 STOP_WORDS_PER_LANGUAGE = 100
 REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a longer one would
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f"  # kana, Han, Thai: no spaces
+_CJK = char_class("kana", "han", "thai")  # no spaces between words
 # one CJK character, or a run of other letters, digits and combining marks (an Indic word is one word)
 _WORD = MarksPattern(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[" + "{marks}])+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")

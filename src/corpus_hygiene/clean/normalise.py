@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from corpus_hygiene.language.scripts import char_class
+
 # C0/C1 controls (tab and line breaks are whitespace, handled below), zero-width and bidi formatting
 # characters, the BOM and word joiner. The soft hyphen is the PDF stage's business.
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 _SPACE_RUN = re.compile(r"\s+")
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+_CJK = char_class("kana", "han") + "\u3000-\u303f\uff00-\uffef"  # and CJK punctuation, full-width forms
 # A line break between two CJK characters is a hard wrap, not a word space: Chinese and Japanese
 # put no spaces between words, so joining with a space would insert one the author never wrote.
 _CJK_WRAP = re.compile(f"(?<=[{_CJK}])[ \\t]*(?:\\r\\n|\\r|\\n)[ \\t]*(?=[{_CJK}])")

@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.exact import CJK_LANGS, Duplicates, VerifiedPairs, exact_groups, lookup, rank_order
+from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, exact_groups, lookup, rank_order
 from corpus_hygiene.dedup.near import PairSearch, find_near_duplicates
 from corpus_hygiene.incremental.pair_memo import PairMemo
+from corpus_hygiene.language.scripts import CJK_LANGS
 from corpus_hygiene.models import Record
 from corpus_hygiene.pipeline.staging import Keys
 

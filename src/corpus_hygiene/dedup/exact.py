@@ -79,7 +79,6 @@ class VerifiedPairs(_Columns):
         return VerifiedPair(record, candidate, float(self.similarity[i]), bool(self.merged[i]))
 
 
-CJK_LANGS = frozenset({"zh", "ja", "ko"})
 LENGTH_STEP = 1.02  # lengths are compared in 2% steps: a few edited characters are not "more complete"
 
 

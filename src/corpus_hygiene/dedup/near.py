@@ -14,7 +14,7 @@ already chosen that LSH proposes; if the best verified similarity reaches the th
 duplicate of that canonical, otherwise a canonical itself. So every duplicate is verified against the
 very record it is merged into: with A~B, B~C and A≁C, C is never pulled into A's cluster through B.
 Only canonicals enter the LSH index. On a cluster, the candidates and their similarities come from
-``dedup/shuffle.py`` (a ``PairSearch``); the star pass (``star_pass``) is this module's either way.
+``dedup/cluster_search.py`` (a ``PairSearch``); the star pass (``star_pass``) is this module's either way.
 """
 
 from __future__ import annotations
@@ -37,14 +37,15 @@ from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import lookup
 from corpus_hygiene.dedup.shingles import jaccard, shingles
 from corpus_hygiene.incremental.pair_memo import TEXT_KEY_BYTES, PairMemo, index_keys, text_key
+from corpus_hygiene.language.scripts import CJK_CHARS
 from corpus_hygiene.wordlists import top_words
 
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 _ALNUM = re.compile(r"[^\W_]")
 # Band search threads (``candidate_pairs``): numpy sorts release the GIL, so bands search in parallel;
 # each thread holds one band's sort and pairs (~40 bytes a record), which bounds the count.
 MAX_BAND_THREADS = 4
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+")
+_TOKEN = re.compile(f"[{CJK_CHARS}]|[^\\W_]+")
 
 
 @dataclass(frozen=True, slots=True)

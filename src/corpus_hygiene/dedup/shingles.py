@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from corpus_hygiene.language.scripts import CJK_CHARS
 from corpus_hygiene.unicode_marks import MarksPattern
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 # letters, digits and combining marks (Indic words), in a text whose "_" became " " (``\w`` has it)
 _WORD = MarksPattern(r"[\w{marks}]+")
 

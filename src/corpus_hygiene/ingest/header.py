@@ -3,7 +3,7 @@
 "ICLR 2026 Papers", "2025 AAAI accepted papers", "ICLR 2026 论文列表", "Статьи NeurIPS 2025".
 A venue is a Latin-script acronym-like token with at least two capitals (ICLR, NeurIPS, AAAI, ACL);
 a year is a standalone 4-digit number between 1950 and 2100. The label is what remains, and its
-language comes from corpus_hygiene.language (script first, so "论文列表" is zh, not langdetect's ko).
+language comes from corpus_hygiene.language.detect (script first, so "论文列表" is zh, not langdetect's ko).
 A first line without a year, or long enough to be prose, is not a header (a missing venue is
 left for validation to report).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from corpus_hygiene.language import UNDETERMINED, detect_language
+from corpus_hygiene.language.detect import UNDETERMINED, detect_language
 from corpus_hygiene.models import Header
 
 MAX_HEADER_CHARS = 200

@@ -31,7 +31,7 @@ from corpus_hygiene.ingest.discover import LeftTheRoot, open_source
 from corpus_hygiene.ingest.split import is_blank, paragraphs_from
 from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
 from corpus_hygiene.isolation import StepFailed, describe_failure, step
-from corpus_hygiene.language import detect_language
+from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reasons import Reason

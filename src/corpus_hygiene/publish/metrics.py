@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from checks import Policy
-from checks.domain import CHARACTER_WORD_LANGUAGES
+from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
 from corpus_hygiene.pipeline.rows import columns, provenance_numbers
 from corpus_hygiene.report.charts import length_histogram, signal_histogram
@@ -293,7 +293,7 @@ def build_metrics(
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},
-        "arrow_memory_pool": pa.default_memory_pool().backend_name,  # settings.ARROW_DEFAULTS
+        "arrow_memory_pool": pa.default_memory_pool().backend_name,  # runtime.ARROW_DEFAULTS
         "code_version": code_fingerprint(),
         "policy_path": policy.path,
         "policy_sha256": policy.sha256,

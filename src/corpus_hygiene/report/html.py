@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz.distance import Indel
 
 from corpus_hygiene.atomic import json_document, write_atomic
+from corpus_hygiene.language.scripts import CJK_CHARS
 from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import bars
 
@@ -64,7 +65,7 @@ def diff_segments(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:
     return _segments(list(before), list(after))
 
 
-_WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\w+|\s+|[^\w\s]")
+_WORDS = re.compile(f"[{CJK_CHARS}]|\\w+|\\s+|[^\\w\\s]")
 
 
 def diff_words(before: str, after: str) -> dict[str, list[tuple[bool, str]]]:

@@ -21,58 +21,21 @@ Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from corpus_hygiene.language.scripts import (
+    CJK_SCRIPTS,
+    LATIN_LANGUAGES,
+    SCRIPTS,
+    SHARED_SCRIPT,
+    SINGLE_LANGUAGE_SCRIPT,
+    char_class,
+    script_counts,
+)
+
 UNDETERMINED = "und"
 
-# Letters per script, as (first, last) code points. Han includes the compatibility block and
-# extensions A–F; Hangul its Jamo and syllables.
-_SCRIPT_RANGES = {
-    "hangul": ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xAC00, 0xD7AF), (0xD7B0, 0xD7FF)),
-    "kana": ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F)),
-    "han": ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F)),
-    "latin": ((0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F), (0x1E00, 0x1EFF)),
-    "cyrillic": ((0x400, 0x52F),),
-    "greek": ((0x370, 0x3FF), (0x1F00, 0x1FFF)),
-    "hebrew": ((0x590, 0x5FF),),
-    "arabic": ((0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)),
-    "devanagari": ((0x900, 0x97F),),
-    "bengali": ((0x980, 0x9FF),),
-    "gurmukhi": ((0xA00, 0xA7F),),
-    "gujarati": ((0xA80, 0xAFF),),
-    "tamil": ((0xB80, 0xBFF),),
-    "telugu": ((0xC00, 0xC7F),),
-    "kannada": ((0xC80, 0xCFF),),
-    "malayalam": ((0xD00, 0xD7F),),
-    "thai": ((0xE00, 0xE7F),),
-}
-OTHER = "other"  # letters of a script not listed above
-SCRIPTS = (*_SCRIPT_RANGES, OTHER)
-CJK_SCRIPTS = ("hangul", "kana", "han")
-_SINGLE_LANGUAGE_SCRIPT = {
-    "greek": "el",
-    "hebrew": "he",
-    "thai": "th",
-    "bengali": "bn",
-    "gurmukhi": "pa",
-    "gujarati": "gu",
-    "tamil": "ta",
-    "telugu": "te",
-    "kannada": "kn",
-    "malayalam": "ml",
-}
-_SHARED_SCRIPT = {  # script → (languages langdetect may choose, fallback)
-    "cyrillic": ({"ru", "uk", "bg", "mk"}, "ru"),
-    "arabic": ({"ar", "fa", "ur"}, "ar"),
-    "devanagari": ({"hi", "mr", "ne"}, "hi"),
-}
-# langdetect's Latin-script languages, and the wordfreq list of those wordfreq has.
-LATIN_LANGUAGES = frozenset(
-    "af ca cs cy da de en es et fi fr hr hu id it lt lv nl no pl pt ro sk sl so sq sv sw tl tr vi".split()
-)
 _WORDLIST = {c: c for c in "ca cs da de en es fi fr hu id it lt lv nl pl pt ro sk sl sv tr vi".split()}
 _WORDLIST.update({"no": "nb", "tl": "fil", "hr": "sh"})  # wordfreq's names for them
 _WORD = re.compile(r"[^\W\d_]+")
@@ -100,41 +63,6 @@ class Language:
     method: str  # "script", "kanji_forms", "wordfreq", "langdetect", "none"
 
 
-def _script_table() -> tuple[list[int], list[str | None]]:
-    """Sorted range starts and the script from each start on (None between ranges)."""
-    bounds = sorted((lo, hi, name) for name, ranges in _SCRIPT_RANGES.items() for lo, hi in ranges)
-    starts, names = [], []
-    for lo, hi, name in bounds:
-        starts += [lo, hi + 1]
-        names += [name, None]
-    return starts, names
-
-
-_STARTS, _NAMES = _script_table()
-
-
-class _ScriptOf(dict):
-    """Code point → the one-character name of its script (``str.translate`` table, filled as met):
-    letters of an unlisted script → OTHER; anything not a letter is deleted."""
-
-    def __missing__(self, code: int) -> str | None:
-        at = bisect_right(_STARTS, code) - 1
-        name = _NAMES[at] if at >= 0 else None
-        if name is None and chr(code).isalpha():
-            name = OTHER
-        self[code] = value = None if name is None else chr(SCRIPTS.index(name) + 0x41)
-        return value
-
-
-_SCRIPT_OF = _ScriptOf()
-
-
-def script_counts(text: str) -> dict[str, int]:
-    """Letters of ``text`` per script (every name of ``SCRIPTS``), in one pass over it."""
-    counted = Counter(text.translate(_SCRIPT_OF))
-    return {name: counted.get(chr(i + 0x41), 0) for i, name in enumerate(SCRIPTS)}
-
-
 @lru_cache(maxsize=65536)
 def _han_form(ch: str) -> int:
     """+1 for a Japanese-only kanji form, -1 for a Chinese-only hanzi form, 0 for shared."""
@@ -151,7 +79,7 @@ def _han_form(ch: str) -> int:
     return 1 if in_ja and not in_zh else -1 if in_zh and not in_ja else 0
 
 
-_HAN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _SCRIPT_RANGES["han"]) + "]")
+_HAN = re.compile(f"[{char_class('han', bmp=False)}]")
 
 
 def _han_language(text: str, han: int) -> Language:
@@ -165,9 +93,9 @@ def _langdetect(text: str, trials: int = LANGDETECT_TRIALS) -> list[tuple[str, f
     """langdetect's ranking for ``text`` (ISO 639-1 codes), seeded; [] when it finds no features."""
     from langdetect.lang_detect_exception import LangDetectException
 
-    from corpus_hygiene import langdetect_arrays
+    from corpus_hygiene.language import langdetect_detector
 
-    detector = langdetect_arrays.ArrayDetector(LANGDETECT_SEED)
+    detector = langdetect_detector.ArrayDetector(LANGDETECT_SEED)
     detector.n_trial = trials
     # langdetect's profiles are of ordinary case: text in capitals reads as German to it
     detector.append(text.lower() if text.isupper() else text)
@@ -252,15 +180,15 @@ def detect_language(text: str) -> Language:
             return Language("ja", round(min(1.0, 0.9 + counts["kana"] / cjk), 3), "script")
         return _han_language(text, counts["han"])
     script = max((s for s in SCRIPTS if s not in CJK_SCRIPTS), key=lambda s: counts[s])
-    if script in _SINGLE_LANGUAGE_SCRIPT:  # one letter of it is enough ("এই")
-        return Language(_SINGLE_LANGUAGE_SCRIPT[script], round(counts[script] / letters, 3), "script")
+    if script in SINGLE_LANGUAGE_SCRIPT:  # one letter of it is enough ("এই")
+        return Language(SINGLE_LANGUAGE_SCRIPT[script], round(counts[script] / letters, 3), "script")
     if letters < MIN_LETTERS:
         return Language(UNDETERMINED, 0.0, "none")
     share = round(counts[script] / letters, 3)
     short = letters < SHORT_TEXT_LETTERS
     trials = SHORT_TEXT_TRIALS if short else LANGDETECT_TRIALS
-    if script in _SHARED_SCRIPT:
-        allowed, fallback = _SHARED_SCRIPT[script]
+    if script in SHARED_SCRIPT:
+        allowed, fallback = SHARED_SCRIPT[script]
         lang, prob = _by_langdetect(text, allowed, trials)
         if not lang:
             return Language(fallback, share * 0.5, "script")

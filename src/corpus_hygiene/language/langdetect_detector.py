@@ -4,7 +4,7 @@ What the wrapper adds: langdetect spends most of an abstract's time in two Pytho
 character (the n-gram scan) and one per language per drawn n-gram (the probability update). Here the
 scan normalises the text with one ``str.translate`` and takes each word's n-grams from a cache, and
 the update multiplies a numpy row of the same profile. The n-grams, the random draws and every
-floating-point operation are langdetect's, in its order (tests/test_langdetect_arrays.py compares both
+floating-point operation are langdetect's, in its order (tests/test_langdetect_detector.py compares both
 detectors on real abstracts and generated text).
 """
 

@@ -1,4 +1,4 @@
-"""langdetect_arrays: langdetect's own answers, to the last bit, from its profiles held in one array."""
+"""langdetect_detector: langdetect's own answers, to the last bit, from its profiles held in one array."""
 
 import pytest
 from hypothesis import given, settings
@@ -7,9 +7,9 @@ from langdetect import DetectorFactory
 from langdetect.detector_factory import PROFILES_DIRECTORY
 from langdetect.lang_detect_exception import LangDetectException
 
-from corpus_hygiene import langdetect_arrays
-from corpus_hygiene.langdetect_arrays import ArrayDetector
-from corpus_hygiene.language import PREFIX_CHARS
+from corpus_hygiene.language import langdetect_detector
+from corpus_hygiene.language.detect import PREFIX_CHARS
+from corpus_hygiene.language.langdetect_detector import ArrayDetector
 
 from .conftest import SHARED
 
@@ -51,7 +51,7 @@ def both(plain, text: str, trials: int = 1):
 
 
 def test_the_table_holds_langdetects_profiles(plain):
-    loaded, table = langdetect_arrays._factory()
+    loaded, table = langdetect_detector._factory()
     assert loaded.langlist == plain.langlist
     grams = [g for g in plain.word_lang_prob_map if 1 <= len(g) <= 3]
     assert set(grams) == set(loaded.word_lang_prob_map)
@@ -80,7 +80,7 @@ def test_same_ngrams_and_probabilities_on_any_text(plain, text):
     theirs.cleaning_text()
     ours.cleaning_text()
     assert ours.text == theirs.text
-    rows = langdetect_arrays._factory()[0].word_lang_prob_map
+    rows = langdetect_detector._factory()[0].word_lang_prob_map
     assert ours._extract_ngrams() == [rows[g] for g in theirs._extract_ngrams()]
     left, right = both(plain, text)
     assert left == right
