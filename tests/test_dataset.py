@@ -136,11 +136,11 @@ def test_existing_folder_with_other_files_is_not_touched(tmp_path):
 
 
 def test_cleanup_and_retention_remove_only_what_this_tool_wrote(tmp_path):
-    from corpus_hygiene.publish.dataset import versions_dir
+    from corpus_hygiene.publish.beside import Beside
 
     target = tmp_path / "clean"
     publish(target, "run-1", _tables(1), {})
-    versions = versions_dir(target)
+    versions = Beside(target).versions
     kept_by_user = publish(tmp_path / "other", "run-2", _tables(1), {})
     os.rename(kept_by_user, versions / "run-2")
     (versions / "run-2" / "notes.txt").write_text("mine")  # a version the user added a file to

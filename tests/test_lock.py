@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock, lock_path
+from corpus_hygiene.publish.beside import Beside
+from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock
 
 from .conftest import EXAMPLES
 
@@ -38,8 +39,8 @@ def test_a_second_holder_is_refused_with_the_first_ones_name_until_it_is_killed(
     holder.send_signal(signal.SIGKILL)  # a crash releases the lock: the kernel drops it with the process
     holder.wait(timeout=30)
     with dataset_lock(dataset, "second"):
-        assert lock_path(dataset).read_text() == "second"
-    assert lock_path(dataset).read_text() == ""  # released, holder's name cleared
+        assert Beside(dataset).lock.read_text() == "second"
+    assert Beside(dataset).lock.read_text() == ""  # released, holder's name cleared
 
 
 def test_a_waiting_run_gets_the_lock_when_the_holder_finishes(tmp_path):

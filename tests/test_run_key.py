@@ -4,9 +4,10 @@ import dataclasses
 import json
 import os
 
-from corpus_hygiene.incremental.file_cache import FileCache, cache_dir_for
+from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.incremental.run_key import current_version, hash_inputs, run_key, unchanged_version
 from corpus_hygiene.ingest.discover import discover
+from corpus_hygiene.publish.beside import Beside
 from corpus_hygiene.publish.dataset import publish, sha256_file
 
 from .test_dataset import _tables
@@ -15,7 +16,7 @@ from .test_dataset import _tables
 def _published(target, key: str, run_id: str = "run-1"):
     """A version published by a run, which records its manifest in the cache as the flow does."""
     version = publish(target, run_id, _tables(3), {"run_key": key})
-    FileCache(cache_dir_for(target)).after_publish([], "p", sha256_file(version / "manifest.json"))
+    FileCache(Beside(target).cache).after_publish([], "p", sha256_file(version / "manifest.json"))
     return version
 
 
@@ -88,22 +89,35 @@ def test_unchanged_version_is_the_published_one_only_for_the_same_inputs(tmp_pat
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.txt").write_text("ICLR 2026 Papers\n\nOne abstract.\n", "utf-8")
-    target = tmp_path / "clean"
-    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
-    version = _published(target, _key(folder, policy))
+    target, reports = str(tmp_path / "clean"), str(tmp_path / "reports")
+    assert unchanged_version(str(folder), target, reports, policy) is None
+    version = _published(tmp_path / "clean", _key(folder, policy))
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / f"{version.name}.html").write_text("<html></html>")  # as a run writes it
-    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) == version.name
+    assert unchanged_version(str(folder), target, reports, policy) == version.name
     (folder / "b.txt").write_text("ICLR 2025 Papers\n\nAnother one.\n", "utf-8")
-    assert unchanged_version(str(folder), str(target), str(tmp_path / "reports")) is None
+    assert unchanged_version(str(folder), target, reports, policy) is None
     # errors are the flow's to report: no short-cut, no exception here
-    assert unchanged_version(str(tmp_path / "missing"), str(target), str(tmp_path / "reports")) is None
-    assert (
-        unchanged_version(
-            str(folder), str(target), str(tmp_path / "reports"), policy_path=str(tmp_path / "no.toml")
-        )
-        is None
-    )
+    assert unchanged_version(str(tmp_path / "missing"), target, reports, policy) is None
+
+
+def test_a_file_rewritten_in_place_is_hashed_again_and_an_untouched_one_is_not(tmp_path, monkeypatch):
+    """The CLI's check and the flow it starts hash the same inputs: the second reads only what changed."""
+    import corpus_hygiene.incremental.run_key as rk
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (folder / name).write_text(f"ICLR 2026 Papers\n\n{name}\n", "utf-8")
+    first = hash_inputs(discover(str(folder), 1 << 20))
+    reads = []
+    real_read = os.read
+    monkeypatch.setattr(rk.os, "read", lambda fd, n: reads.append(fd) or real_read(fd, n))
+    assert hash_inputs(discover(str(folder), 1 << 20)) == first and reads == []
+    (folder / "b.txt").write_text("ICLR 2026 Papers\n\nb.txt\n", "utf-8")  # same bytes, written again
+    (folder / "a.txt").write_text("ICLR 2026 Papers\n\nchanged\n", "utf-8")
+    again = hash_inputs(discover(str(folder), 1 << 20))
+    assert again["b.txt"] == first["b.txt"] and again["a.txt"] != first["a.txt"] and len(reads) >= 2
 
 
 def test_a_file_that_changed_while_read_is_read_again_by_the_next_run(tmp_path, policy):

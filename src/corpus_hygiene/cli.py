@@ -182,24 +182,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from corpus_hygiene.publish.lock import DatasetBusy, wait_for_lock
 
     apply_defaults()
+    from checks import PolicyError, load_policy
+
     params = flow_parameters(args)
+    try:  # its first problem, found before Prefect starts
+        policy = load_policy(params["policy_path"])
+    except PolicyError as exc:
+        print(f"hygiene: {exc}", file=sys.stderr)
+        return 2
     if params["use_cache"]:
         from corpus_hygiene.incremental.run_key import unchanged_version
 
-        version = unchanged_version(
-            params["input_dir"],
-            params["dataset_dir"],
-            params["reports_dir"],
-            params["policy_path"],
-            params["max_file_mb"],
-        )
-        if version is not None:
+        dirs = (params["input_dir"], params["dataset_dir"], params["reports_dir"])
+        if (version := unchanged_version(*dirs, policy, params["max_file_mb"])) is not None:
             print(f"unchanged: {params['dataset_dir']} ({version}): nothing to do")
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0
-    if (problem := _policy_error(params["policy_path"])) is not None:
-        print(f"hygiene: {problem}", file=sys.stderr)
-        return 2
     try:  # said before Prefect starts; the flow takes the lock itself for the run
         wait_for_lock(params["dataset_dir"], params["wait_seconds"])
     except DatasetBusy as exc:

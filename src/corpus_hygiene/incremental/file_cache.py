@@ -27,12 +27,6 @@ from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFi
 from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, ipc_file, record_table, records_of
 from corpus_hygiene.runinfo import code_fingerprint
 
-
-def cache_dir_for(dataset_dir: Path | str) -> Path:
-    dataset_dir = Path(dataset_dir)
-    return dataset_dir.parent / f".{dataset_dir.name}.cache"
-
-
 # One entry: a format tag, a blake2b digest of the rest, the length of the next part (8 bytes,
 # little-endian), then two parts compressed with zstd, each after its length: the JSON (the source report,
 # the rejected paragraphs), and the records as an Arrow IPC file (``staging.STAGED_SCHEMA``). A hit is

@@ -17,10 +17,11 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from checks import Policy, PolicyError, load_policy
-from corpus_hygiene.incremental.file_cache import cache_dir_for, published_manifest
+from checks import Policy
+from corpus_hygiene.incremental.file_cache import published_manifest
 from corpus_hygiene.ingest.discover import Discovery, InputRootError, discover, open_source
 from corpus_hygiene.models import SourceReport
+from corpus_hygiene.publish.beside import Beside
 from corpus_hygiene.publish.dataset import sha256_file
 from corpus_hygiene.publish.read import DatasetError, load_manifest, verify_checksums, version_folder
 from corpus_hygiene.reasons import Reason
@@ -51,18 +52,32 @@ def hashes_read(sources: Iterable[SourceReport]) -> dict[str, str | None]:
     }
 
 
+# The hashes of this process's last ``hash_inputs``, by file identity and change time: the CLI's
+# unchanged check and the flow it starts hash the same inputs, and ``serve`` hashes them every run.
+# Any write to a file changes its ctime, which no user call can set back.
+_LAST_HASHED: dict[tuple[int, ...], str] = {}
+
+
 def hash_inputs(discovery: Discovery) -> dict[str, str | None]:
-    """The sha256 of every discovered file, read as ``process_file`` reads it (no symlink followed)."""
+    """The sha256 of every discovered file, read as ``process_file`` reads it (no symlink followed); a
+    file unchanged since this process last hashed it is not read again."""
+    global _LAST_HASHED
     out: dict[str, str | None] = {}
+    hashed: dict[tuple[int, ...], str] = {}
     for src in discovery.files:
         try:
             with open_source(src) as fd:
-                digest = hashlib.sha256()
-                while batch := os.read(fd, 8 << 20):
-                    digest.update(batch)
-                out[src.rel_path] = digest.hexdigest()
+                st = os.fstat(fd)
+                identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                if (known := _LAST_HASHED.get(identity)) is None:
+                    digest = hashlib.sha256()
+                    while batch := os.read(fd, 8 << 20):
+                        digest.update(batch)
+                    known = digest.hexdigest()
+                out[src.rel_path] = hashed[identity] = known
         except OSError:
             out[src.rel_path] = None
+    _LAST_HASHED = hashed
     return out
 
 
@@ -78,7 +93,7 @@ def current_version(dataset_dir: Path | str, key: str, reports_dir: Path | str |
             return None
         if reports_dir is not None and not (Path(reports_dir) / f"{folder.name}.html").is_file():
             return None  # the reports folder lost this version's report: a run writes one again
-        if published_manifest(cache_dir_for(dataset_dir)) != sha256_file(folder / "manifest.json"):
+        if published_manifest(Beside(dataset_dir).cache) != sha256_file(folder / "manifest.json"):
             return None  # not the manifest a run of this cache published (edited, or no record of it)
         verify_checksums(folder)
     except (DatasetError, OSError):
@@ -87,17 +102,12 @@ def current_version(dataset_dir: Path | str, key: str, reports_dir: Path | str |
 
 
 def unchanged_version(
-    input_dir: str,
-    dataset_dir: str,
-    reports_dir: str,
-    policy_path: str | None = None,
-    max_file_mb: float | None = None,
+    input_dir: str, dataset_dir: str, reports_dir: str, policy: Policy, max_file_mb: float | None = None
 ) -> str | None:
     """The published version's name when it already is the output of these inputs; else None, also on
     any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported."""
     try:
-        policy = load_policy(policy_path)
         discovery = discover(input_dir, policy.file_limit(max_file_mb))
-    except (PolicyError, InputRootError):
+    except InputRootError:
         return None
     return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy), reports_dir)

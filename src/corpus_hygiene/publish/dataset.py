@@ -20,6 +20,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,6 +30,7 @@ from checks.gates import evaluate_gates
 from checks.schemas import SCHEMA_VERSION, TABLES
 from corpus_hygiene.atomic import json_document
 from corpus_hygiene.pipeline.rows import to_arrow
+from corpus_hygiene.publish.beside import Beside
 from corpus_hygiene.publish.owner import OWNER_MARK, dataset_dir_problem, made_by_this_tool
 
 
@@ -87,25 +89,6 @@ def write_slices(rows: Sequence[dict], schema: pa.Schema, path: Path) -> Iterato
         os.fsync(fh.fileno())
 
 
-def versions_dir(dataset_dir: Path) -> Path:
-    return dataset_dir.parent / f".{dataset_dir.name}.versions"
-
-
-def records_dir(dataset_dir: Path | str, run_id: str) -> Path:
-    """Where run ``run_id`` stages its records (``pipeline/staging.py``): beside the dataset, on its disk."""
-    dataset_dir = Path(dataset_dir)
-    return dataset_dir.parent / f".{dataset_dir.name}.records-{run_id}"
-
-
-def remove_staged_records(dataset_dir: Path | str) -> None:
-    """Remove every run's staged records beside the dataset: runs hold the dataset's lock, so any there
-    before or after a run are no run's any more. A folder of that name without the mark is not ours."""
-    pattern = records_dir(dataset_dir, "*")
-    for folder in pattern.parent.glob(pattern.name):
-        if made_by_this_tool(folder):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
 def _adopt_existing(dataset_dir: Path, versions: Path) -> None:
     """Make room for the symlink when DATASET_DIR is a real folder (first run, or a copied dataset)."""
     if problem := dataset_dir_problem(dataset_dir):
@@ -136,7 +119,7 @@ class StagedVersion:
         self.dataset_dir = Path(dataset_dir)
         self.run_id = run_id
         self.dataset_dir.parent.mkdir(parents=True, exist_ok=True)
-        self.versions = versions_dir(self.dataset_dir)
+        self.versions = Beside(self.dataset_dir).versions
         self.versions.mkdir(exist_ok=True)
         for stale in self.versions.glob("*.partial"):  # left by a run that died mid-publish
             if made_by_this_tool(stale):
@@ -233,17 +216,24 @@ def publish(
 
 def discard_partial(dataset_dir: Path | str, run_id: str) -> None:
     """Remove run ``run_id``'s version being staged, if any (a run interrupted before it committed)."""
-    path = versions_dir(Path(dataset_dir)) / f"{run_id}.partial"
+    path = Beside(dataset_dir).versions / f"{run_id}.partial"
     if made_by_this_tool(path):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def stage_version(dataset_dir: Path | str, run_id: str) -> StagedVersion | None:
-    """A new version to stage, or None when the folder cannot take one (publishing says why, later)."""
+@contextmanager
+def staged_version(dataset_dir: Path | str, run_id: str) -> Iterator[StagedVersion | None]:
+    """A new version to stage, or None when the folder cannot take one (publishing says why, later). It
+    is discarded when the block ends in any exception, an interrupt included, before it was committed."""
     try:
-        return StagedVersion(dataset_dir, run_id)
-    except (PublishError, OSError):
-        return None
+        try:
+            staged = StagedVersion(dataset_dir, run_id)
+        except (PublishError, OSError):
+            staged = None
+        yield staged
+    except BaseException:
+        discard_partial(dataset_dir, run_id)
+        raise
 
 
 def staged_slices(tables: dict[str, Sequence[dict]], staged: StagedVersion | None) -> dict:

@@ -14,20 +14,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from corpus_hygiene.publish.beside import Beside
+
 
 class DatasetBusy(Exception):
     """Another run holds the dataset's lock."""
 
 
-def lock_path(dataset_dir: Path | str) -> Path:
-    dataset_dir = Path(dataset_dir)
-    return dataset_dir.parent / f".{dataset_dir.name}.lock"
-
-
 def lock_problem(dataset_dir: Path | str) -> str | None:
     """Why the lock path cannot be this tool's lock file (a folder, a link, a FIFO…), or None. A link is
     never followed: truncating the lock would empty whatever it points to."""
-    path = lock_path(dataset_dir)
+    path = Beside(dataset_dir).lock
     if path.is_symlink() or (path.exists() and not path.is_file()):
         return f"{path} is not a lock file this tool wrote; move it away (runs lock the dataset there)"
     return None
@@ -36,7 +33,7 @@ def lock_problem(dataset_dir: Path | str) -> str | None:
 @contextmanager
 def dataset_lock(dataset_dir: Path | str, holder: str, wait_seconds: float = 0.0) -> Iterator[None]:
     """Hold ``dataset_dir``'s lock for the block, waiting up to ``wait_seconds`` for another holder."""
-    path = lock_path(dataset_dir)
+    path = Beside(dataset_dir).lock
     if problem := lock_problem(dataset_dir):
         raise DatasetBusy(problem)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +67,7 @@ def wait_for_lock(dataset_dir: Path | str, wait_seconds: float = 0.0) -> None:
     """Return once no run holds ``dataset_dir``'s lock (waiting up to ``wait_seconds``), else raise
     DatasetBusy: the CLI says "busy" before Prefect starts, and the flow takes the lock for the run.
     Without a lock file nobody holds it (none is made here: the run makes it, and removes it if it fails)."""
-    if not os.path.lexists(lock_path(dataset_dir)):
+    if not os.path.lexists(Beside(dataset_dir).lock):
         return
     with dataset_lock(dataset_dir, f"a run starting (pid {os.getpid()})", wait_seconds):
         pass

@@ -264,7 +264,13 @@ def build_metrics(
     policy: Policy,
     stage_seconds: dict[str, float],
     outcome: str,
+    gates: list = (),
+    run_key: str | None = None,
+    changes: dict | None = None,
 ) -> dict:
+    """Everything a run tells: the report's and the CLI's content, the Prefect artifacts, the manifest's
+    source (``manifest_from_metrics``). ``gates``: ``GateResult``s; ``run_key``: what the dataset's bytes
+    were made from (incremental/run_key.py)."""
     return {
         "run_id": run_id,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -299,6 +305,9 @@ def build_metrics(
         "policy_sha256": policy.sha256,
         "dedup_config": {**asdict(policy.dedup_config()), "fingerprint": policy.dedup_config().fingerprint()},
         "libraries": library_versions(),
+        "gates": [{"name": g.name, "passed": g.passed, "detail": g.detail} for g in gates],
+        "run_key": run_key,
+        "changes": changes,
     }
 
 
@@ -308,9 +317,7 @@ def manifest_from_metrics(metrics: dict) -> dict:
         "created_at": metrics["created_at"],
         "code_version": metrics["code_version"],
         "policy_sha256": metrics["policy_sha256"],
-        "run_key": metrics.get(
-            "run_key"
-        ),  # corpus_hygiene.incremental.run_key: what these bytes were made from
+        "run_key": metrics["run_key"],
         "dedup_config": metrics["dedup_config"],
         "counts": metrics["counts"],
         "libraries": metrics["libraries"],
