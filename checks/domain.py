@@ -17,7 +17,7 @@ from functools import lru_cache
 import pandas as pd
 import pandera.extensions as extensions
 
-from corpus_hygiene.clean.latex import latex_residue
+from corpus_hygiene.clean.latex.spans import latex_residue
 from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES
 
 ISO_639_1 = frozenset(

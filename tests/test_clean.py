@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.clean.encoding import may_need_encoding_repair
-from corpus_hygiene.clean.latex import KEEP_ARGUMENT, find_math_spans
+from corpus_hygiene.clean.latex.markup import KEEP_ARGUMENT
+from corpus_hygiene.clean.latex.spans import find_math_spans
 
 from .conftest import ROOT, SEEDS, needs_seeds
 
@@ -118,11 +119,13 @@ def test_seed_records_have_no_markup_or_mojibake_left(policy):
 
 # ---- text macros, dropped macros, the loss guard ------------------------------------------------
 def test_every_dropped_macro_goes_with_its_arguments():
-    from corpus_hygiene.clean import latex
+    from corpus_hygiene.clean.latex import text_mode
+    from corpus_hygiene.clean.latex.arguments import argspec
+    from corpus_hygiene.clean.latex.markup import DROPPED
 
-    assert "citations_dropped" in latex.__doc__
-    for name in sorted(latex.DROPPED - {"def", "let"}):
-        if latex._argspec(name).count("{") != 1:  # definitions: below, with their real arguments
+    assert "citations_dropped" in text_mode.__doc__
+    for name in sorted(DROPPED - {"def", "let"}):
+        if argspec(name).count("{") != 1:  # definitions: below, with their real arguments
             continue
         assert clean_text(f"a \\{name}{{key:{name}}} b").text == "a b", name
     assert clean_text(r"\def\x#1{\x{#1}} a \let\y=\x b \newcommand{\z}[1][d]{Z #1} c").text == "a b c"
@@ -132,9 +135,9 @@ def test_every_dropped_macro_goes_with_its_arguments():
 
 @pytest.mark.parametrize("name", sorted(KEEP_ARGUMENT))
 def test_every_text_macro_keeps_its_argument_in_text_and_in_math(name):
-    from corpus_hygiene.clean.latex import _LAST_ARGUMENT
+    from corpus_hygiene.clean.latex.markup import LAST_ARGUMENT
 
-    first = "{1pt}" if name in _LAST_ARGUMENT else ""  # a colour, a width, a link's target
+    first = "{1pt}" if name in LAST_ARGUMENT else ""  # a colour, a width, a link's target
     assert clean_text(f"we ship \\{name}{first}{{Graph-Mind v2}} now").text == "we ship Graph-Mind v2 now"
     assert "KL" in clean_text(f"the ${{\\{name}{first}{{KL}}}}$ term").text
 

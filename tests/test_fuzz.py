@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_hygiene.clean.latex import OPERATORS
+from corpus_hygiene.clean.latex.markup import OPERATORS
 from corpus_hygiene.models import Header, Paragraph, Record, SourceFile
 from corpus_hygiene.pipeline.process import process_paragraph
 

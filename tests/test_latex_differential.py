@@ -1,6 +1,6 @@
 """The cleaner against plain pylatexenc 2.11 on LaTeX snippets written for this test
 (tests/cases/latex_differential.json): every output is the one a reader of the typeset text reads, and
-every difference from pylatexenc belongs to a deliberate class of clean/latex.py's docstring table."""
+every difference from pylatexenc belongs to a deliberate class of text_mode.py's docstring table."""
 
 import json
 import re
@@ -10,12 +10,12 @@ import pytest
 from pylatexenc.latex2text import LatexNodes2Text
 
 from corpus_hygiene.clean import clean_text
-from corpus_hygiene.clean import latex as latex_module
+from corpus_hygiene.clean.latex import text_mode as latex_module
 
 from .conftest import ROOT
 
 CASES = json.loads((ROOT / "tests" / "cases" / "latex_differential.json").read_text("utf-8"))
-# the classes of deliberate difference: the table of docs/text.md, named in clean/latex.py's docstring too
+# the classes of deliberate difference: the table of docs/text.md, named in text_mode.py's docstring too
 CLASSES = set(re.findall(r"^\| `([a-z_]+)` \|", (ROOT / "docs" / "text.md").read_text("utf-8"), re.M))
 
 

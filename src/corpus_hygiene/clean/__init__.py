@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from corpus_hygiene.clean.encoding import may_need_encoding_repair, repair_encoding
-from corpus_hygiene.clean.latex import latex_to_unicode, may_contain_latex, prints_markup_as_typed
+from corpus_hygiene.clean.latex.text_mode import latex_to_unicode, may_contain_latex, prints_markup_as_typed
 from corpus_hygiene.clean.loss import lost_words
 from corpus_hygiene.clean.markdown import strip_emphasis
 from corpus_hygiene.clean.normalise import collapse_whitespace, remove_invisible_chars, to_nfc

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from corpus_hygiene.clean.latex import drop_macros
+from corpus_hygiene.clean.latex.arguments import drop_macros
 
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _WORD = re.compile(r"[^\W_]+")
