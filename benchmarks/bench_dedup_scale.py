@@ -11,7 +11,7 @@ record (duplicates to find). Reports records/s and peak RSS before and after the
 
 ``--signed`` signs the texts and marks the CJK ones first, untimed, as the per-file stage does in a run,
 and times what the flow's dedup step does with both given: the band search and the verification.
-``--max-threads`` caps the band search's threads and the verifying processes (``near.MAX_BAND_THREADS``;
+``--max-threads`` caps the band search's threads and the verifying processes (``lsh.MAX_BAND_THREADS``;
 1: one core).
 """
 
@@ -27,8 +27,9 @@ from benchmarks.bench_dedup import CJK, edit, sentences
 from benchmarks.common import peak_rss_mb, save
 from benchmarks.corpora import load_pools
 from checks import load_policy
-from corpus_hygiene.dedup import near
-from corpus_hygiene.dedup.near import find_near_duplicates, signature_of
+from corpus_hygiene.dedup import lsh
+from corpus_hygiene.dedup.near import find_near_duplicates
+from corpus_hygiene.dedup.signatures import signature_of
 
 _CJK_CLAUSE = re.compile(r"(?<=[。！？；，、.!?;,])")
 
@@ -96,12 +97,12 @@ def main() -> int:
     parser.add_argument("--max-threads", type=int, default=None, help="cap of band threads and verifiers")
     args = parser.parse_args()
     if args.max_threads:
-        near.MAX_BAND_THREADS = args.max_threads
+        lsh.MAX_BAND_THREADS = args.max_threads
     rng = random.Random(3)
     texts, planted = build(args.records, rng)
     config = load_policy().dedup_config()
     signatures = [signature_of(t, config) for t in texts] if args.signed else []
-    cjk = near.cjk_mask(texts) if args.signed else None  # a run's records carry it (their language)
+    cjk = lsh.cjk_mask(texts) if args.signed else None  # a run's records carry it (their language)
     rss_before = peak_rss_mb()
     start = time.perf_counter()
     matches = find_near_duplicates(texts, config, signatures, cjk)
@@ -113,7 +114,7 @@ def main() -> int:
         {
             "records": args.records,
             "signed_before": args.signed,
-            "band_threads": near.band_threads(),
+            "band_threads": lsh.band_threads(),
             "planted_near_duplicates": planted,
             "found": len(matches),
             "seconds": round(secs, 1),

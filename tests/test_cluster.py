@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.near import candidate_pairs, cjk_mask, find_near_duplicates, signature_of
+from corpus_hygiene.dedup.lsh import candidate_pairs, cjk_mask
+from corpus_hygiene.dedup.near import find_near_duplicates
+from corpus_hygiene.dedup.signatures import signature_of
 from flows.on_dask import ClusterSearch
 
 from .conftest import SEEDS, SHARED, needs_seeds, parquet_checksums

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.deduplicate import deduplicate
 from corpus_hygiene.dedup.keys import dedup_key, record_id
-from corpus_hygiene.dedup.near import candidate_pairs, find_near_duplicates, verified_similarity
+from corpus_hygiene.dedup.lsh import candidate_pairs
+from corpus_hygiene.dedup.near import find_near_duplicates
 from corpus_hygiene.dedup.shingles import jaccard, shingles
+from corpus_hygiene.dedup.similarity import verified_similarity
 from corpus_hygiene.models import Record
 
 from .conftest import ROOT
@@ -208,7 +210,7 @@ def test_candidate_pairs_are_exactly_the_pairs_sharing_a_band(rows):
 
 def _fresh_search(sig, fresh, cfg, step, cjk=None):
     """``fresh_candidate_pairs`` on ``sig`` read ``step`` rows at a time."""
-    from corpus_hygiene.dedup.near import fresh_candidate_pairs
+    from corpus_hygiene.dedup.lsh import fresh_candidate_pairs
 
     cjk = np.zeros(len(sig), bool) if cjk is None else cjk
     slices = ((lo, sig[lo : lo + step]) for lo in range(0, len(sig), step))
@@ -239,7 +241,7 @@ def test_candidate_pairs_of_fresh_records_are_the_pairs_with_a_fresh_member(rows
 def test_a_signature_block_uses_each_known_signature_and_signs_only_the_other_texts(kinds, offset):
     import pyarrow as pa
 
-    from corpus_hygiene.dedup.near import signature_block, signature_of
+    from corpus_hygiene.dedup.signatures import signature_block, signature_of
 
     config = DedupConfig(num_perm=16, bands=4)
     texts = [f"text number {i} about graphs and models" for i in range(len(kinds))]
@@ -269,11 +271,11 @@ def test_a_signature_block_uses_each_known_signature_and_signs_only_the_other_te
 @given(st.lists(st.integers(0, 5), max_size=30), st.integers(1, 40))
 def test_bucket_runs_are_every_pair_once_in_chunks(counts, chunk):
     """``_runs`` yields (x, first[x] + k) for every k < count[x], each once, in chunks of about ``chunk``."""
-    from corpus_hygiene.dedup import near
+    from corpus_hygiene.dedup import lsh
 
     count = np.array(counts, dtype=np.int64)
     first = np.arange(len(count), dtype=np.int64) * 10
-    pieces = list(near._runs(first, count, chunk))
+    pieces = list(lsh._runs(first, count, chunk))
     got = [(int(x), int(y)) for xs, ys in pieces for x, y in zip(xs, ys, strict=True)]
     assert got == [(x, first[x] + k) for x in range(len(count)) for k in range(count[x])]
     assert all(len(xs) <= max(chunk, int(count.max(initial=0))) for xs, _ in pieces)
@@ -285,7 +287,7 @@ def test_a_band_hash_that_only_collides_makes_no_pair():
     m = 0x9E3779B97F4A7C15
     fresh_band, twin = (5, 7), (6, (7 - m) % 2**64)  # h = w0 * m + w1 (mod 2**64): equal for both
     keys = np.array([fresh_band, twin, fresh_band, (1, 1)], dtype=np.uint64)
-    from corpus_hygiene.dedup.near import band_hash
+    from corpus_hygiene.dedup.lsh import band_hash
 
     assert band_hash(keys)[0] == band_hash(keys)[1]
     fresh = np.array([True, False, False, False])
@@ -296,8 +298,8 @@ def test_a_band_hash_that_only_collides_makes_no_pair():
 
 def test_the_band_search_finds_the_same_pairs_in_one_thread_or_several(monkeypatch):
     """Bands are searched in threads (``band_threads``): the pairs do not depend on how many; the count
-    follows the cores, capped. A re-run's search of the fresh records finds the same pairs with one."""
-    from corpus_hygiene.dedup import near
+    A re-run's search of the fresh records finds the same pairs with one."""
+    from corpus_hygiene.dedup import lsh
 
     rng = np.random.default_rng(7)
     sig = rng.integers(0, 3, size=(400, 16), dtype=np.uint32)  # small values: many bands collide
@@ -305,16 +307,11 @@ def test_the_band_search_finds_the_same_pairs_in_one_thread_or_several(monkeypat
     fresh = rng.random(400) < 0.05
     found = {}
     for threads in (1, 3):
-        monkeypatch.setattr(near, "band_threads", lambda t=threads: t)
+        monkeypatch.setattr(lsh, "band_threads", lambda t=threads: t)
         found[threads] = candidate_pairs(sig, cfg).tolist()
     assert found[1] == found[3] and len(found[1]) > 1000
     with_fresh = [c for c in found[1] if fresh[c // 400] or fresh[c % 400]]
     assert 0 < len(with_fresh) < len(found[1]) and _fresh_search(sig, fresh, cfg, 64) == with_fresh
-    monkeypatch.undo()
-    monkeypatch.setattr(near.os, "cpu_count", lambda: 64)
-    assert near.band_threads() == near.MAX_BAND_THREADS
-    monkeypatch.setattr(near.os, "cpu_count", lambda: None)
-    assert near.band_threads() == 1
 
 
 def test_candidate_pairs_odd_rows_and_empty_input():
@@ -435,7 +432,7 @@ class _TextsRead(list):
 def test_a_rerun_reads_only_the_texts_of_pairs_without_a_memo_similarity():
     """The star pass reads the texts of its candidate pairs before it starts; a re-run reads those of
     the pairs the memo has no similarity for, not every pair's (signatures made per file: none signed)."""
-    from corpus_hygiene.dedup.near import signature_of
+    from corpus_hygiene.dedup.signatures import signature_of
     from corpus_hygiene.incremental.pair_memo import PairMemo, text_key
 
     cfg = DedupConfig()

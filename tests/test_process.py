@@ -92,7 +92,7 @@ def test_header_only_file_contributes_nothing_and_is_not_an_error(tmp_path, poli
 
 
 def test_records_carry_the_signature_and_memo_key_the_dedup_step_would_compute(tmp_path, policy):
-    from corpus_hygiene.dedup.near import signature_of
+    from corpus_hygiene.dedup.signatures import signature_of
     from corpus_hygiene.incremental.pair_memo import text_key
 
     result = _process(tmp_path, f"ICLR 2026 Papers\n\n{ABSTRACT}\n".encode(), policy)

@@ -45,7 +45,7 @@ def test_a_run_keeps_none_of_wordfreqs_lists():
         "assert signals_of('Wir zeigen, dass das Modell die Aufgabe lernt.', 'de').stopword_share == 0.5;"
         "assert detect_language('Liste des articles').code == 'fr';"
         "from checks import load_policy;"
-        "from corpus_hygiene.dedup.near import lsh_shingles;"
+        "from corpus_hygiene.dedup.similarity import lsh_shingles;"
         "assert 'the' not in lsh_shingles('the model and the data', load_policy().dedup_config());"
         "from wordfreq import get_frequency_dict, get_frequency_list;"
         "print(get_frequency_dict.cache_info().currsize, get_frequency_list.cache_info().currsize)"

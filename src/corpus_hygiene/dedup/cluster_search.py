@@ -3,8 +3,8 @@ wires them), with the same result: the same candidate pairs and the same similar
 
 1. ``band_rows``: a chunk of records (consecutive ranks) becomes one row per record and band, keyed by
    (band, band value) and sent to the part that key hashes to. A row carries the record's rank, CJK flag
-   and signature low bytes (``near.reach_floor``), not the whole signature.
-2. ``bucket_candidates``: a part sorts and groups its rows exactly as ``near.candidate_pairs`` sorts a
+   and signature low bytes (``lsh.reach_floor``), not the whole signature.
+2. ``bucket_candidates``: a part sorts and groups its rows exactly as ``lsh.candidate_pairs`` sorts a
    band, and keeps the pairs whose low bytes can reach the estimate floor (a necessary condition).
 3. ``pick`` + ``verify_pairs``: a few thousand pairs at a time, with the records they need picked from
    their chunks, are checked on the whole signatures (the exact floor) and verified on the texts:
@@ -20,15 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_hygiene.dedup.config import DedupConfig
-from corpus_hygiene.dedup.near import (
-    all_pairs,
-    arrow_slice,
-    band_hash,
-    band_keys,
-    reach_floor,
-    signature_block,
-    verified_similarity,
-)
+from corpus_hygiene.dedup.lsh import all_pairs, band_hash, band_keys, reach_floor
+from corpus_hygiene.dedup.signatures import arrow_slice, signature_block
+from corpus_hygiene.dedup.similarity import verified_similarity
 
 
 @dataclass(frozen=True, slots=True)

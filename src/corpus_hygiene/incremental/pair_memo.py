@@ -4,7 +4,7 @@ does ~1% of the pair work:
 - the **candidate pairs**, with the set of texts LSH indexed: whether two texts are a candidate pair
   is a pure function of the two texts and the config, so among texts the previous run indexed the
   candidates are the previous run's, and only pairs with a text it did not index are searched for
-  (``near.fresh_candidate_pairs``). This is what grows faster than the corpus: Chinese and
+  (``lsh.fresh_candidate_pairs``). This is what grows faster than the corpus: Chinese and
   Japanese abstracts share most of their characters, and their LSH bands collide by the million
   for a few thousand candidates (docs/design.md);
 - the **verified similarities**, so that a re-run verifies only the pairs it has not seen.

@@ -17,7 +17,7 @@ from checks import Policy
 from corpus_hygiene.clean import clean_text
 from corpus_hygiene.clean.encoding import repair_encoding
 from corpus_hygiene.dedup.keys import dedup_key, record_id
-from corpus_hygiene.dedup.near import signature_of
+from corpus_hygiene.dedup.signatures import signature_of
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.incremental.pair_memo import text_key
 from corpus_hygiene.ingest import (
