@@ -14,9 +14,9 @@ import pyarrow.compute as pc
 
 from checks import Policy
 from checks.schemas import TABLE_MODELS, to_frame
-from corpus_hygiene.pipeline.rows import STRING_KEY, provenance_numbers, string_keys
-from corpus_hygiene.pipeline.spill import PARTS, Spill
 from corpus_hygiene.reasons import Reason
+from corpus_hygiene.store.rows import STRING_KEY, provenance_numbers, string_keys
+from corpus_hygiene.store.spill import PARTS, Spill
 
 
 @dataclass(frozen=True, slots=True)

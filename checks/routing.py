@@ -10,8 +10,8 @@ import pandera.errors
 from checks import Policy
 from checks.domain import CHECKS_BY_NAME, RECORD_CHECKS
 from checks.schemas import record_checks_schema
-from corpus_hygiene.pipeline.rows import string_array
 from corpus_hygiene.signals import SIGNAL_COLUMNS
+from corpus_hygiene.store.rows import string_array
 
 CANDIDATE_COLUMNS = (
     "text",

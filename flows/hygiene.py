@@ -35,7 +35,6 @@ from corpus_hygiene.ingest import InputRootError, discover
 from corpus_hygiene.pipeline.assemble import AccountingError, Assembled, assemble
 from corpus_hygiene.pipeline.batches import batches, label
 from corpus_hygiene.pipeline.process import process_files
-from corpus_hygiene.pipeline.staging import RecordStore, StagingError, pack_tables
 from corpus_hygiene.publish.beside import Beside, remove
 from corpus_hygiene.publish.card import beside_the_tables
 from corpus_hygiene.publish.changes import changes_since_previous
@@ -52,6 +51,7 @@ from corpus_hygiene.publish.owner import overlap_problem
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
+from corpus_hygiene.store.records import RecordStore, StagingError, pack_tables
 from flows.on_dask import (
     CLUSTER_MIN_BYTES,
     ClusterLost,

@@ -19,7 +19,7 @@ from corpus_hygiene.dedup.cluster_search import band_rows, bucket_candidates, ma
 from corpus_hygiene.incremental.file_cache import FileCache
 from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
-from corpus_hygiene.pipeline.staging import Packed, RecordStore, pack
+from corpus_hygiene.store.records import Packed, RecordStore, pack
 
 # Below this much new input a local cluster's start (seconds of worker imports) costs more than the work
 # it would share: the files are processed in the flow's process.
@@ -109,7 +109,7 @@ def _threads(client) -> int:
 
 
 def process_and_pack(files: list, policy, cache: FileCache | None) -> Packed:
-    """A batch's results, packed where they are made (``staging.pack``): the worker sends its records as
+    """A batch's results, packed where they are made (``store.records.pack``): the worker sends its records as
     one Arrow buffer, which the flow writes to the staging as it is, not as an object a field."""
     return pack(process_files(files, policy, cache))
 

@@ -12,7 +12,7 @@ from corpus_hygiene.incremental.file_cache import FileCache, decode, encode
 from corpus_hygiene.ingest import discover
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceReport
 from corpus_hygiene.pipeline.process import process_file
-from corpus_hygiene.pipeline.staging import records_of
+from corpus_hygiene.store.records import records_of
 
 from .conftest import EXAMPLES
 

@@ -445,7 +445,7 @@ def test_repeats_finds_exactly_the_rows_of_values_of_earlier_slices(slices, part
     """Every row of a value an earlier slice held, repeats and nulls included; nothing else; and the
     rows that repeat any earlier row. Whatever the number of parts the keys are spilled in."""
     from checks.gates import _Repeats
-    from corpus_hygiene.pipeline.rows import STRING_KEY, string_keys
+    from corpus_hygiene.store.rows import STRING_KEY, string_keys
 
     repeats, row = _Repeats(STRING_KEY, parts=parts), 0
     for values in slices:

@@ -161,7 +161,7 @@ def test_a_chunk_reads_its_texts_and_signatures_from_the_staging_as_arrow_and_te
     from corpus_hygiene.dedup.cluster_search import make_chunk
     from corpus_hygiene.ingest import discover
     from corpus_hygiene.pipeline.process import process_file
-    from corpus_hygiene.pipeline.staging import RecordStore, StagedColumn
+    from corpus_hygiene.store.records import RecordStore, StagedColumn
 
     from .conftest import EXAMPLES
 

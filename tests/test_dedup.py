@@ -112,13 +112,13 @@ def test_exact_groups_keep_the_best_ranked_record_of_each_id(rows):
     """Against the definition: of the records sharing an id, all but the best-ranked (``canonical_rank``)
     are exact duplicates of it."""
     from corpus_hygiene.dedup.exact import canonical_rank, exact_groups
-    from corpus_hygiene.pipeline.staging import Keys
+    from corpus_hygiene.store.records import keys_of
 
     records = [
         replace(rec("x" * 40 * size, f"{line % 3}.txt", line, ["fix"] * fixes), record_id=record_id(str(i)))
         for line, (i, fixes, size) in enumerate(rows)
     ]
-    keys = Keys.of(records)
+    keys = keys_of(records)
     expected = {}
     for i, r in enumerate(records):
         expected.setdefault(r.record_id, []).append(i)

@@ -62,7 +62,7 @@ def test_only_files_read_from_the_cache_and_listed_as_checked_skip_the_row_check
 
 
 def test_the_keys_compared_across_rows_are_spilled_to_the_scratch_folder_and_removed(asm, policy, tmp_path):
-    from corpus_hygiene.pipeline.spill import StagingError
+    from corpus_hygiene.store.spill import StagingError
 
     assert gate_and_stage(asm, policy, scratch=tmp_path) == gate_and_stage(asm, policy)
     assert list(tmp_path.iterdir()) == []  # the spill went with the verdict

@@ -31,7 +31,7 @@ def _metrics(asm, policy) -> dict:
 
 def test_figures_read_in_slices_of_two_rows_equal_those_read_at_once(asm, policy):
     whole = _metrics(asm, policy)
-    with mock.patch("corpus_hygiene.pipeline.rows.READ_ROWS", 2):
+    with mock.patch("corpus_hygiene.store.rows.READ_ROWS", 2):
         assert _metrics(asm, policy) == whole
     rows = list(asm.records)
     assert len(rows) > 10 and whole["languages"] == dict(Counter(r["lang"] for r in rows).most_common())
@@ -56,7 +56,7 @@ def paired(policy, tmp_path_factory):
 
 def test_the_duplicate_audit_is_what_the_pairs_dicts_give(paired, policy):
     asm = paired
-    with mock.patch("corpus_hygiene.pipeline.rows.READ_ROWS", 7):
+    with mock.patch("corpus_hygiene.store.rows.READ_ROWS", 7):
         audit = _metrics(asm, policy)["dedup_audit"]
     pairs, t = list(asm.pairs), audit["threshold"]
     assert audit["pairs"] == len(pairs) and any(p["similarity"] < t for p in pairs)

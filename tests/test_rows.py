@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from checks.schemas import TABLES
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.models import FileResult, SourceReport
-from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, RecordRows, columns, to_arrow
-from corpus_hygiene.pipeline.staging import RecordStore
 from corpus_hygiene.publish.dataset import write_slices
+from corpus_hygiene.store.records import RecordStore
+from corpus_hygiene.store.rows import Copies, DuplicateRows, PairRows, RecordRows, columns, to_arrow
 
 from .test_cache import file_results
 
@@ -88,7 +88,7 @@ def _ref(rec) -> str:
 def _check_columns(rows, dicts, schema):
     """Every column, read 3 rows at a time: the dicts' values, with each slice's first row."""
     names = schema.names
-    with mock.patch("corpus_hygiene.pipeline.rows.READ_ROWS", 3):
+    with mock.patch("corpus_hygiene.store.rows.READ_ROWS", 3):
         got = list(columns(rows, *names))
     assert [lo for lo, _ in got] == list(range(0, len(dicts), 3))
     for k, name in enumerate(names):

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpus_hygiene.pipeline.spill import Spill, part_of
-from corpus_hygiene.pipeline.staging import StagingError
+from corpus_hygiene.store.records import StagingError
+from corpus_hygiene.store.spill import Spill, part_of
 
 ROW = np.dtype([("key", "S16"), ("row", "<i8")])
 

@@ -13,7 +13,8 @@ from corpus_hygiene.dedup.near import PairSearch, find_near_duplicates
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.language.scripts import CJK_LANGS
 from corpus_hygiene.models import Record
-from corpus_hygiene.pipeline.staging import Keys
+from corpus_hygiene.store.keys import Keys
+from corpus_hygiene.store.records import keys_of
 
 
 def deduplicate(
@@ -32,7 +33,7 @@ def deduplicate(
     the kept records' keys, in canonical-rank order; the duplicates; every near-duplicate pair verified,
     merged or not (the duplicate audit's)."""
     if not isinstance(records, Keys):
-        keys = Keys.of(records)
+        keys = keys_of(records)
         fetch = fetch or (lambda name, positions: [getattr(records[i], name) for i in positions.tolist()])
     else:
         keys = records

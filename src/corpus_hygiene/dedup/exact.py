@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from corpus_hygiene.pipeline.staging import Keys, RecordKey
+from corpus_hygiene.store.keys import Keys, RecordKey
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,7 +70,7 @@ def _pairs(codes: np.ndarray, n: int):
 
 def _texts_of_pairs(texts: Sequence[str], codes: np.ndarray, n: int) -> dict[int, str]:
     """The texts the candidate pairs ``codes`` need, by index, read at once: ``texts`` may be read from
-    disk (``staging.StagedColumn.take``), where a text at a time would open a file each."""
+    disk (``store.records.StagedColumn.take``), where a text at a time would open a file each."""
     if not len(codes):
         return {}
     wanted = np.unique(np.concatenate([codes // n, codes % n]))

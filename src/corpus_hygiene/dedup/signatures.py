@@ -48,7 +48,7 @@ def signature_block(
 def signature_slices(texts: Sequence[str], config: DedupConfig, known: Sequence[bytes] = ()):
     """The signatures of ``texts`` as (start, rows) slices of ``SIGNATURE_ROWS`` rows (``signature_block``;
     ``known``: one per text, or none). Both are read a slice at a time (they may be read from disk:
-    ``pipeline/staging.py``)."""
+    ``store/records.py``)."""
     n = len(texts)
     for lo in range(0, n, SIGNATURE_ROWS):
         hi = min(n, lo + SIGNATURE_ROWS)

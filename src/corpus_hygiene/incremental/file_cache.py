@@ -24,12 +24,12 @@ import pyarrow.compute as pc
 
 from corpus_hygiene.atomic import TMP, write_atomic
 from corpus_hygiene.models import FileResult, Header, Record, Rejected, SourceFile, SourceReport
-from corpus_hygiene.pipeline.staging import STAGED_SCHEMA, ipc_file, record_table, records_of
 from corpus_hygiene.runinfo import code_fingerprint
+from corpus_hygiene.store.records import STAGED_SCHEMA, ipc_file, record_table, records_of
 
 # One entry: a format tag, a blake2b digest of the rest, the length of the next part (8 bytes,
 # little-endian), then two parts compressed with zstd, each after its length: the JSON (the source report,
-# the rejected paragraphs), and the records as an Arrow IPC file (``staging.STAGED_SCHEMA``). A hit is
+# the rejected paragraphs), and the records as an Arrow IPC file (``store.records.STAGED_SCHEMA``). A hit is
 # staged as the table it is read as, not as a Python object a field.
 SUFFIX = ".entry"
 _MAGIC = b"chz4"

@@ -1,7 +1,7 @@
 """Gather: per-file results → the three output tables, with the accounting identity checked.
 
 This is the only global step: exact duplicates are collapsed across all files here. The records are
-staged on disk (``staging.py``); this step works on their keys and reads back only the columns it shows.
+staged on disk (``store/records.py``); this step works on their keys and reads back only the columns it shows.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from corpus_hygiene.dedup.near import PairSearch
 from corpus_hygiene.incremental.pair_memo import PairMemo
 from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
-from corpus_hygiene.pipeline.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
-from corpus_hygiene.pipeline.staging import Keys, RecordStore, RejectedKeys, pack_rejected
+from corpus_hygiene.store.keys import Keys
+from corpus_hygiene.store.records import RecordStore, RejectedKeys, pack_rejected
+from corpus_hygiene.store.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
 
 
 class AccountingError(Exception):

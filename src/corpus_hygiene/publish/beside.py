@@ -4,7 +4,7 @@ on the dataset's disk and never inside the folder consumers read.
     .NAME.lock              one run at a time (publish/lock.py)
     .NAME.cache/            per-file results and the verified-pair memo (incremental/)
     .NAME.versions/         the complete versions DATASET_DIR links to, and the one being staged
-    .NAME.records-RUN_ID/   a run's staged records while it runs (pipeline/staging.py)
+    .NAME.records-RUN_ID/   a run's staged records while it runs (store/records.py)
 """
 
 from __future__ import annotations

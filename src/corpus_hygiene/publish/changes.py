@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus_hygiene.dedup.exact import lookup
-from corpus_hygiene.pipeline.rows import columns, string_keys
 from corpus_hygiene.publish.read import DatasetError, verify_checksums, version_folder
+from corpus_hygiene.store.rows import columns, string_keys
 
 SAMPLE = 20
 

@@ -29,9 +29,9 @@ import pyarrow.parquet as pq
 from checks.gates import evaluate_gates
 from checks.schemas import SCHEMA_VERSION, TABLES
 from corpus_hygiene.atomic import json_document
-from corpus_hygiene.pipeline.rows import to_arrow
 from corpus_hygiene.publish.beside import Beside
 from corpus_hygiene.publish.owner import OWNER_MARK, dataset_dir_problem, made_by_this_tool
+from corpus_hygiene.store.rows import to_arrow
 
 
 class PublishError(Exception):

@@ -12,9 +12,9 @@ import pyarrow as pa
 from checks import Policy
 from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES
 from corpus_hygiene.pipeline.assemble import Assembled
-from corpus_hygiene.pipeline.rows import columns, provenance_numbers
 from corpus_hygiene.report.charts import length_histogram, signal_histogram
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
+from corpus_hygiene.store.rows import columns, provenance_numbers
 
 
 def _count(rows, name: str) -> Counter:

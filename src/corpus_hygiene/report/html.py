@@ -16,8 +16,8 @@ from rapidfuzz.distance import Indel
 
 from corpus_hygiene.atomic import json_document, write_atomic
 from corpus_hygiene.language.scripts import CJK_CHARS
-from corpus_hygiene.pipeline.rows import columns
 from corpus_hygiene.report.charts import bars
+from corpus_hygiene.store.rows import columns
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
-from corpus_hygiene.pipeline.staging import READ_ROWS, REJECTED_SCHEMA, STAGED_SCHEMA, Keys, RecordStore
 from corpus_hygiene.signals import SIGNAL_COLUMNS
+from corpus_hygiene.store.keys import READ_ROWS, Keys
+from corpus_hygiene.store.records import REJECTED_SCHEMA, STAGED_SCHEMA, RecordStore
 
 
 class Copies:
@@ -46,7 +47,7 @@ class Copies:
 
 
 class RecordRows(Sequence):
-    """The kept records: their indices into the keys (``staging.Keys``), in the table's order, and the
+    """The kept records: their indices into the keys (``store.keys.Keys``), in the table's order, and the
     duplicates each stands for (``Copies``). The columns a key holds come from the keys; the others are
     read from the ``store``."""
 

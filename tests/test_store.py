@@ -1,4 +1,4 @@
-"""staging.RecordStore: records staged on disk a batch at a time read back by position, field for field."""
+"""RecordStore: records staged on disk a batch at a time read back by position, field for field."""
 
 import gc
 import pickle
@@ -14,16 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_hygiene.models import FileResult, Record, Rejected
-from corpus_hygiene.pipeline.rows import QuarantineRows
-from corpus_hygiene.pipeline.staging import (
+from corpus_hygiene.store.keys import RecordKey
+from corpus_hygiene.store.records import (
     REJECTED_SCHEMA,
     STAGED_SCHEMA,
-    RecordKey,
     RecordStore,
     StagingError,
     pack,
     pack_rejected,
 )
+from corpus_hygiene.store.rows import QuarantineRows
 
 from .test_cache import file_results
 
