@@ -1,5 +1,4 @@
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -9,7 +8,7 @@ import pytest
 
 from corpus_hygiene.cli import build_parser, main
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES
 
 COMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)
 
@@ -19,24 +18,17 @@ def test_the_commands_are_the_ones_we_document():
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_help_and_is_in_the_readme(command, capsys):
+def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
     assert exit_info.value.code == 0
-    assert len(capsys.readouterr().out) > 200
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert re.search(rf"`hygiene {command}\b", readme)
+    assert capsys.readouterr().out.startswith(f"usage: hygiene {command} ")
 
 
 def test_installed_console_script_answers_help():
     hygiene = Path(sys.executable).with_name("hygiene")
     proc = subprocess.run([str(hygiene), "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "run" in proc.stdout and "validate" in proc.stdout
-
-
-def test_readme_opens_with_the_two_commands():
-    head = (ROOT / "README.md").read_text("utf-8")[:1200]
-    assert "make run" in head and "make test" in head
 
 
 def test_validate_reports_a_missing_dataset_in_one_line(tmp_path, capsys):
@@ -163,7 +155,7 @@ def test_a_missing_input_folder_exits_2(tmp_path, capsys):
 
 
 def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
-    from corpus_hygiene.cli import flow_parameters
+    from corpus_hygiene.command_line import flow_parameters
 
     common = [str(EXAMPLES), "--dataset-dir", str(tmp_path / "d"), "--workers", "2", "--no-cache"]
     run = build_parser().parse_args(["run", *common])
@@ -193,59 +185,6 @@ def test_defaults_fill_the_environment_and_leave_what_the_user_set():
     assert env["ARROW_DEFAULT_MEMORY_POOL"] == "system"
     assert env.keys() == (PREFECT_DEFAULTS | ARROW_DEFAULTS).keys()
     assert env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
-
-
-_HEAP = """
-import sys
-import numpy as np
-from corpus_hygiene.runtime import return_freed_memory
-def rss():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
-if sys.argv[1] == "fixed":
-    assert return_freed_memory()
-big = np.ones(16 << 20, np.uint8); del big  # a freed large block raises glibc's threshold
-before = rss()
-arrays = [np.ones(1 << 20, np.uint8) for _ in range(100)]
-del arrays[::2]  # every other one freed; the rest holds the heap's top
-print(rss() - before)
-"""
-
-
-def _megabytes_held(script: str, mode: str) -> int:
-    """What ``script`` prints run in a fresh process with ``mode`` as its argument: the MB it holds."""
-    return int(subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True,
-                              check=True).stdout)  # fmt: skip
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="glibc's allocator")
-def test_freed_large_arrays_go_back_to_the_system_with_the_fixed_mmap_threshold():
-    """Half of 100 arrays of 1 MB freed: glibc keeps them in its heap after its threshold rose; with
-    ``return_freed_memory`` they are unmapped (the process holds ~50 MB, not ~100)."""
-    held = {mode: _megabytes_held(_HEAP, mode) for mode in ("glibc", "fixed")}
-    assert held["glibc"] >= 90 and held["fixed"] <= 60
-
-
-_HOLES = """
-import sys
-from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
-def rss():
-    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
-assert return_freed_memory()
-before = rss()
-pairs = [(bytes(64 << 10), bytes(1 << 10)) for _ in range(1600)]  # 100 MB in the heap, 1 KB after each
-small = [b for _, b in pairs]
-del pairs  # the 64 KB blocks are freed; each has a live block above it
-if sys.argv[1] == "trim":
-    assert trim_freed_memory()
-print(rss() - before)
-"""
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="glibc's allocator")
-def test_trim_hands_back_freed_heap_blocks_that_live_ones_sit_above():
-    """100 MB of 64 KB blocks freed between live 1 KB ones: glibc keeps them; trimmed, they go back."""
-    held = {mode: _megabytes_held(_HOLES, mode) for mode in ("keep", "trim")}
-    assert held["keep"] >= 70 and held["trim"] <= 20
 
 
 @pytest.mark.parametrize("command", ["run", "serve"])
@@ -390,10 +329,10 @@ def _pipe(data: bytes) -> str:
 
 def test_a_policy_given_as_a_pipe_is_read_once(tmp_path, capsys):
     from checks import DEFAULT_POLICY_PATH, load_policy
-    from corpus_hygiene.cli import _policy_read_once
+    from corpus_hygiene.command_line import policy_read_once
 
     text = DEFAULT_POLICY_PATH.read_bytes()
-    kept = _policy_read_once(_pipe(text))
+    kept = policy_read_once(_pipe(text))
     assert Path(kept).read_bytes() == text and load_policy(kept).sha256 == load_policy().sha256
     assert load_policy(kept).sha256 == load_policy(kept).sha256  # read again and again, unlike the pipe
     broken = _pipe(text.replace(b"num_perm = 128", b"num_perm = 7"))

@@ -134,11 +134,10 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     corpus.mkdir()
     build(corpus, 20_000, seed=7, prefix="bench")
     both = _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler)
-    searched = re.search(r"near-duplicate search on Dask: (\d+) records in (\d+) chunks", both)
+    searched = re.search(r"near-duplicate search on Dask: (\d+) records", both)
     records = pq.read_table(tmp_path / "cluster" / "clean" / "records.parquet").num_rows
     duplicates = pq.read_table(tmp_path / "cluster" / "clean" / "duplicates.parquet").num_rows
-    # the canonicals of the exact step, in 4 chunks a worker thread
-    assert records < int(searched[1]) < records + duplicates and searched[2] == "8"
+    assert records < int(searched[1]) < records + duplicates  # the canonicals of the exact step
     two = run_hygiene(corpus, tmp_path / "two", "--no-cache", "--workers", "2")
     assert two.returncode == 0, two.stderr[-3000:]
     assert_clean_console(two)

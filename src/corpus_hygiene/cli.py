@@ -7,137 +7,22 @@ here to the flow. Prefect is imported only once a run is needed.
 from __future__ import annotations
 
 import argparse
-import atexit
 import logging
-import math
 import os
 import shlex
 import signal
-import socket
 import sys
-import tempfile
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from corpus_hygiene import __version__
-from corpus_hygiene.publish.lock import lock_problem
-from corpus_hygiene.publish.owner import dataset_dir_problem, overlap_problem
+from corpus_hygiene.command_line import (
+    cron_error,
+    flow_arguments,
+    flow_parameters,
+    policy_read_once,
+    usage_error,
+)
 from corpus_hygiene.runtime import apply_defaults
-
-
-def flow_parameters(args: argparse.Namespace) -> dict:
-    """The flow's parameters from the command line; paths absolute, so that a served run finds them."""
-    return {
-        "input_dir": str(Path(args.input_dir).absolute()),
-        "dataset_dir": str(Path(args.dataset_dir).absolute()),
-        "reports_dir": str(Path(args.reports_dir).absolute()),
-        "policy_path": str(Path(args.policy).absolute()) if args.policy else None,
-        "max_file_mb": args.max_file_mb,
-        "use_cache": not args.no_cache,
-        "workers": args.workers,
-        "dask_address": args.dask_address,
-        "wait_seconds": args.wait,
-    }
-
-
-def _unwritable(path: Path) -> bool:
-    """``path`` cannot be created or written: its nearest existing ancestor is not a writable folder."""
-    path = path.absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return not (path.is_dir() and os.access(path, os.W_OK | os.X_OK))
-
-
-def _unreachable(address: str, timeout: float = 3.0) -> str | None:
-    """Why no Dask scheduler answers at ``address`` (``tcp://host:port``), or None. Over plain TCP a
-    scheduler greets first; anything else listening there would leave Dask's client waiting forever."""
-    parsed = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parsed.hostname is None or parsed.port is None:
-        return "it is not tcp://HOST:PORT"
-    try:
-        with socket.create_connection((parsed.hostname, parsed.port), timeout=timeout) as conn:
-            if parsed.scheme == "tcp" and not conn.recv(1):
-                return "it closed the connection: not a Dask scheduler"
-    except TimeoutError:
-        return f"something listens there but sent no Dask greeting in {timeout:g} s: not a Dask scheduler"
-    except OSError as exc:
-        return f"nothing answers there ({exc.strerror or exc})"
-    return None
-
-
-def _environment_error() -> str | None:
-    """The Prefect settings of the environment that would fail a run late (a long traceback)."""
-    api = os.environ.get("PREFECT_API_URL")
-    if api and (urlsplit(api).scheme not in ("http", "https") or not urlsplit(api).netloc):
-        return f"PREFECT_API_URL={api!r} is not an http(s) URL (e.g. http://127.0.0.1:4200/api)"
-    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
-    if not api and _unwritable(home):
-        return f"PREFECT_HOME {str(home)!r} cannot be created or written (Prefect keeps its database there)"
-    return None
-
-
-def _usage_error(args: argparse.Namespace) -> str | None:
-    """The command line's and environment's first problem, found before any work (exit 2), or None."""
-    if not Path(args.input_dir).is_dir():
-        return f"input folder {args.input_dir!r} does not exist or is not a folder"
-    cores = len(os.sched_getaffinity(0))
-    if not 1 <= args.workers <= cores:
-        return f"--workers must be 1 to {cores}, the cores this machine gives us (got {args.workers})"
-    if args.workers > 1 and args.dask_address:
-        return "--workers makes a local Dask cluster and --dask-address uses another: give one of them"
-    if not (math.isfinite(args.wait) and args.wait >= 0):
-        return f"--wait must be 0 or more seconds (got {args.wait:g})"
-    mb = args.max_file_mb
-    if mb is not None and not (math.isfinite(mb) and 0 < mb <= 2**40):
-        return f"--max-file-mb must be a positive number of MB up to 2**40 (got {mb:g})"
-    for option, folder in (("--dataset-dir", args.dataset_dir), ("--reports-dir", args.reports_dir)):
-        if _unwritable(Path(folder)):
-            return f"{option} {folder!r} cannot be created or written"
-    if problem := dataset_dir_problem(args.dataset_dir) or lock_problem(args.dataset_dir):
-        return problem
-    if overlap := overlap_problem(args.input_dir, args.dataset_dir, args.reports_dir):
-        return overlap
-    if args.dask_address and (why := _unreachable(args.dask_address)):
-        return f"--dask-address {args.dask_address}: {why}"
-    return _environment_error()
-
-
-def _policy_read_once(policy: str | None) -> str | None:
-    """The policy path every later step reads. A pipe (``--policy <(…)``) can be read only once: its
-    bytes go to a private file first, removed when this process exits."""
-    if policy is None or not os.path.exists(policy) or Path(policy).is_file():
-        return policy
-    from checks import read_policy_bytes
-
-    raw = read_policy_bytes(Path(policy))
-    fd, path = tempfile.mkstemp(prefix="hygiene-policy-", suffix=".toml")
-    with os.fdopen(fd, "wb") as out:
-        out.write(raw)
-    atexit.register(os.unlink, path)
-    return path
-
-
-def _cron_error(cron: str) -> str | None:
-    """Why Prefect would refuse this cron expression (its own validation), or None."""
-    from prefect.client.schemas.schedules import CronSchedule
-    from pydantic import ValidationError
-
-    try:
-        CronSchedule(cron=cron)
-    except ValidationError as exc:
-        return f"--cron {cron!r}: {exc.errors()[0]['msg']}"
-    return None
-
-
-def _policy_error(policy_path: str | None) -> str | None:
-    """The policy file's first problem, found before Prefect starts (None when it is sound)."""
-    from checks import PolicyError, load_policy
-
-    try:
-        load_policy(policy_path)
-    except PolicyError as exc:
-        return str(exc)
-    return None
 
 
 class _NoTraceback(logging.Formatter):
@@ -269,11 +154,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from flows.server import prefect_command
 
     apply_defaults()
+    from checks import PolicyError, load_policy
+
     params = flow_parameters(args)
-    if (problem := _policy_error(params["policy_path"])) is not None:
-        print(f"hygiene: {problem}", file=sys.stderr)
+    try:
+        load_policy(params["policy_path"])
+    except PolicyError as exc:
+        print(f"hygiene: {exc}", file=sys.stderr)
         return 2
-    if (problem := _cron_error(args.cron)) is not None:
+    if (problem := cron_error(args.cron)) is not None:
         print(f"hygiene: error: {problem}", file=sys.stderr)
         return 2
     api_url = _prefect_api(params, ui=True)
@@ -342,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 0 when the run completed (even with quarantined input), 1 when it failed, 2 for a wrong "
         "command line.",
     )
-    _flow_arguments(run)
+    flow_arguments(run)
     run.set_defaults(func=_cmd_run)
 
     serve = sub.add_parser(
@@ -353,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         "PREFECT_API_URL, Prefect's server (with its UI) runs as this command's child until it stops. "
         "Stop with Ctrl-C.",
     )
-    _flow_arguments(serve)
+    flow_arguments(serve)
     serve.add_argument("--cron", required=True, help='cron schedule, e.g. "0 3 * * *" (03:00 UTC daily)')
     serve.add_argument("--name", default="corpus-hygiene", help="deployment name (default: %(default)s)")
     serve.set_defaults(func=_cmd_serve)
@@ -373,60 +262,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _flow_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``run`` and ``serve``: the flow's parameters (``flow_parameters``)."""
-    parser.add_argument("input_dir", metavar="INPUT_DIR", help="folder of source files (any encoding)")
-    parser.add_argument(
-        "--dataset-dir",
-        default="data/clean",
-        help="where the dataset is published (a symlink to the current version; default: %(default)s)",
-    )
-    parser.add_argument(
-        "--reports-dir", default="reports", help="where HTML reports go (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--policy", default=None, help="policy TOML file (default: the bundled checks/policy.toml)"
-    )
-    parser.add_argument(
-        "--max-file-mb",
-        type=float,
-        default=None,
-        help="refuse files larger than this (default: from the policy)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="process files on a local Dask cluster of this many worker processes (default: 1, no Dask)",
-    )
-    parser.add_argument("--dask-address", default=None, help="process files on this running Dask scheduler")
-    parser.add_argument(
-        "--wait",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="wait this long for another run writing the same dataset (default: 0, fail at once)",
-    )
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="process every file again instead of reusing the results of unchanged files, and run even "
-        "when the published dataset is already the output of these inputs",
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the command's own usage, with its options, rather than the top-level one
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.func in (_cmd_run, _cmd_serve):
-        if problem := _usage_error(args):
+        if problem := usage_error(args):
             parser.exit(2, f"hygiene: error: {problem}\n")
         from checks import PolicyError
 
         try:
-            args.policy = _policy_read_once(args.policy)
+            args.policy = policy_read_once(args.policy)
         except PolicyError as exc:
             parser.exit(2, f"hygiene: {exc}\n")
     from flows.server import ServerError
