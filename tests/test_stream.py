@@ -74,7 +74,7 @@ def test_streamed_file_gives_the_records_of_a_whole_read(tmp_path, policy, monke
     (tmp_path / "big.txt").write_bytes(data)
     (src,) = discover(tmp_path, policy.max_file_bytes).files
     whole = process_file(src, policy)
-    monkeypatch.setattr(stream, "BATCH_BYTES", 1000)  # many batches, cuts inside paragraphs
+    monkeypatch.setattr(stream, "READ_BYTES", 1000)  # many batches, cuts inside paragraphs
     streamed = process_file(src, dataclasses.replace(policy, stream_above_bytes=0))
     assert len(whole.records) == 300
     assert streamed.records == whole.records

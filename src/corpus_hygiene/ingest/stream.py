@@ -25,7 +25,7 @@ from corpus_hygiene.ingest.decode import _BOMS, decode_bytes
 from corpus_hygiene.ingest.split import OVERSIZED_KEPT, LongLine, split_lines
 
 SAMPLE_BYTES = 1 << 20
-BATCH_BYTES = 8 << 20
+READ_BYTES = 8 << 20  # a large file is read this much at a time
 
 
 def _cp1252_bytes(exc: UnicodeError) -> tuple[str, int]:
@@ -57,7 +57,7 @@ def _character_end(buf: bytes, unit: int) -> int:
     return cut
 
 
-def iter_batches(fd: int, newline: bytes, batch_bytes: int = BATCH_BYTES) -> Iterator[bytes]:
+def iter_batches(fd: int, newline: bytes, batch_bytes: int = READ_BYTES) -> Iterator[bytes]:
     """Byte batches of about ``batch_bytes``, each ending just after a (code-unit aligned) newline.
 
     A batch holding no newline grows until one comes, the file ends, or it reaches 4 × ``batch_bytes``:
@@ -158,7 +158,7 @@ def open_stream(fd: int, batch_bytes: int | None = None) -> Stream:
 
     def chunks() -> Iterator[str]:
         repaired = 0
-        for batch in iter_batches(fd, _newline(codec), batch_bytes or BATCH_BYTES):
+        for batch in iter_batches(fd, _newline(codec), batch_bytes or READ_BYTES):
             stream.digest.update(batch)  # the bytes decoded are the bytes hashed
             try:
                 yield batch.decode(codec)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from corpus_hygiene.models import SourceFile
 
-BATCH_BYTES = 16 << 20  # at most: a batch's results are held by its worker until gathered
+MAX_BATCH_BYTES = 16 << 20  # at most: a batch's results are held by its worker until gathered
 BATCH_FILES = 256
 MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): enough work to outweigh a task's cost
 
@@ -13,7 +13,7 @@ MIN_BATCH_BYTES = 1 << 20  # at least (unless fewer are left): enough work to ou
 def batches(
     files: list[SourceFile],
     workers: int = 1,
-    max_bytes: int = BATCH_BYTES,
+    max_bytes: int = MAX_BATCH_BYTES,
     max_files: int = BATCH_FILES,
     min_bytes: int = MIN_BATCH_BYTES,
 ) -> list[list[SourceFile]]:

@@ -29,7 +29,7 @@ from corpus_hygiene.ingest import (
 )
 from corpus_hygiene.ingest.discover import LeftTheRoot, open_source
 from corpus_hygiene.ingest.split import is_blank, paragraphs_from
-from corpus_hygiene.ingest.stream import BATCH_BYTES, iter_lines, open_stream
+from corpus_hygiene.ingest.stream import READ_BYTES, iter_lines, open_stream
 from corpus_hygiene.isolation import StepFailed, describe_failure, step
 from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.models import FileResult, Header, Paragraph, Record, Rejected, SourceFile, SourceReport
@@ -221,7 +221,7 @@ def _process_large(src: SourceFile, policy: Policy, cache: FileCache | None) -> 
             if size > policy.max_file_bytes:
                 raise OSError(f"{src.rel_path} grew past the size limit after discovery")
             digest, read = hashlib.sha256(), 0
-            for batch in iter(lambda: os.read(fd, BATCH_BYTES), b""):
+            for batch in iter(lambda: os.read(fd, READ_BYTES), b""):
                 digest.update(batch)
                 read += len(batch)
             sha256 = digest.hexdigest()

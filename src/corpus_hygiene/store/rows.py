@@ -16,8 +16,8 @@ from hashlib import blake2b
 import numpy as np
 import pyarrow as pa
 
+from checks.schemas import TABLES
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
-from corpus_hygiene.signals import SIGNAL_COLUMNS
 from corpus_hygiene.store.keys import READ_ROWS, Keys
 from corpus_hygiene.store.records import REJECTED_SCHEMA, STAGED_SCHEMA, RecordStore
 
@@ -245,11 +245,7 @@ class QuarantineRows(_SlicedRows):
 
 
 # the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
-_ROW = (
-    *("record_id", "source_file", "source_line", "venue", "year", "header_label", "header_lang", "text"),
-    *("text_raw", "lang", "lang_confidence", "n_chars", *SIGNAL_COLUMNS, "pii", "fixes", "lost_words"),
-    *("dup_count", "also_in"),
-)
+_ROW = tuple(TABLES["records"].names)
 _FROM_KEYS = ("source_file", "source_line", "lang", "n_chars")
 _AS_STORED = {f.name: f.type for f in STAGED_SCHEMA if f.name not in _FROM_KEYS}
 
