@@ -71,6 +71,38 @@ def test_latex_like_input_never_raises_and_is_idempotent(text):
     assert clean_text(once).text == once
 
 
+# text a cleaner meets: words, spaces of every kind, single letters, hyphens, markup and invisible characters
+prose = st.lists(
+    st.sampled_from(
+        [
+            *"ab αé-'~*_$`\\\n\t\xa0\u3000\u00ad\u200b",
+            "word",
+            "Word",
+            "intro- duce",
+            "A B S",
+            "--",
+            "''",
+            "â€™",
+            "ﬁ",
+            "e\u0301",
+            "&amp;",
+            "  ",
+        ]
+    ),
+    max_size=25,
+).map("".join)
+
+
+@given(st.one_of(prose, st.text(max_size=60)), st.sampled_from(["en", "de", "zh"]))
+def test_the_short_path_after_encoding_repair_gives_what_the_full_cleaning_gives(text, lang):
+    """The per-file stage repairs the encoding first; cleaning then skips every step when none applies
+    (``_settled``): the text and fixes are those of cleaning the raw text in full."""
+    from corpus_hygiene.clean.encoding import repair_encoding
+
+    repaired, repairs = repair_encoding(text)
+    assert clean_text(repaired, lang, repairs=repairs) == clean_text(text, lang)
+
+
 plain = st.text(
     alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Lo", "Nd", "Zs"), max_codepoint=0x9FFF),
     max_size=200,

@@ -14,6 +14,7 @@ they were not markup are kept in ``Cleaned.lost`` and flagged with ``dropped_tex
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from corpus_hygiene.clean.encoding import may_need_encoding_repair, repair_encoding
 from corpus_hygiene.clean.latex.text_mode import latex_to_unicode, may_contain_latex, prints_markup_as_typed
@@ -27,21 +28,32 @@ from corpus_hygiene.models import Cleaned
 # The steps that delete or join characters of words; the others change code points or spaces only.
 _MAY_REMOVE_WORDS = frozenset(("latex", "markdown", "soft_hyphens", "dehyphenation", "letter_spacing"))
 _MARKUP_LEFT = re.compile(r"[\\$`*_~]|--|''")
+# What a step after encoding repair may act on (a superset): markup characters, a soft hyphen, whitespace
+# other than the space, invisible characters (as normalise.py has them), and below, in ``_settled``: dashes,
+# quotes, double spaces, a hyphen before a space, single letters spaced apart.
+_OTHER_SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")  # all below U+3001
+_MAY_NEED_A_STEP = re.compile(
+    f"[{re.escape(_OTHER_SPACES)}\\\\$`*_~\u00ad\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+)
+_SPACED_LETTERS = re.compile(r" [^\W\d_] [^\W\d_] ")
 
 
-def clean_text(text: str, lang: str | None = "en", *, encoding_repaired: bool = False) -> Cleaned:
+def clean_text(text: str, lang: str | None = "en", *, repairs: tuple[str, ...] | None = None) -> Cleaned:
     r"""Run every fix in order; ``fixes`` names those that changed the text.
 
-    ``lang`` (ISO 639-1) chooses the word list for joining split words. ``encoding_repaired``: the
-    caller ran ``repair_encoding`` already (the per-file stage does, before language detection), so the
-    first pass does not run it again.
+    ``lang`` (ISO 639-1) chooses the word list for joining split words. ``repairs``: what the caller's
+    ``repair_encoding`` made of ``text`` (the per-file stage runs it before language detection), so the
+    first pass does not run it again; most texts then need no step at all (``_settled``).
 
     >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").text
     'We introduce CBT’s model'
     >>> clean_text("We intro- duce \\textbf{CBT}â€™s  model").fixes
     ('mojibake', 'latex', 'dehyphenation', 'whitespace')
     """
-    cleaned, repaired = _clean_once(text, lang, encoding=not encoding_repaired)
+    if repairs is not None and _settled(text, repairs):
+        return Cleaned(text=text, fixes=repairs)
+    cleaned, repaired = _clean_once(text, lang, encoding=repairs is None)
+    cleaned = Cleaned(text=cleaned.text, fixes=(repairs or ()) + cleaned.fixes)
     # Malformed markup can turn into new markup ("$\\{" → "${", "_`_`" → "``"), and removing a
     # control character can complete a mojibake sequence. Where such characters are left, run
     # again until nothing changes, so cleaning is idempotent; clean text rarely has any. Verbatim
@@ -59,6 +71,16 @@ def clean_text(text: str, lang: str | None = "en", *, encoding_repaired: bool = 
     if lost:
         return Cleaned(text=cleaned.text, fixes=(*cleaned.fixes, "dropped_text"), lost=lost)
     return cleaned
+
+
+def _settled(text: str, repairs: tuple[str, ...]) -> bool:
+    """No step would change ``text`` (``repair_encoding``'s output, with ``repairs``), nor a second pass.
+    Unrepaired text goes through ftfy again only to the same answer, so only repaired text is checked."""
+    if _MAY_NEED_A_STEP.search(text) or "--" in text or "''" in text or "  " in text or "- " in text:
+        return False
+    if text[:1] == " " or text[-1:] == " " or _SPACED_LETTERS.search(" " + text):
+        return False
+    return unicodedata.is_normalized("NFC", text) and not (repairs and may_need_encoding_repair(text))
 
 
 def _latex(text: str, lang: str | None) -> str:

@@ -70,8 +70,8 @@ def _record_of(src: SourceFile, header: Header, para: Paragraph, policy: Policy)
         repaired, repairs = repair_encoding(para.text)
     with step("language"):
         lang = detect_language(repaired)
-    cleaned = clean_text(repaired, lang.code, encoding_repaired=True)
-    text, fixes = cleaned.text, repairs + tuple(f for f in cleaned.fixes if f not in repairs)
+    cleaned = clean_text(repaired, lang.code, repairs=repairs)
+    text, fixes = cleaned.text, cleaned.fixes
     if policy.contacts == "mask":
         with step("contacts"):
             masked = mask_contacts(text)
