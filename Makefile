@@ -84,6 +84,7 @@ bench: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_report --records 100000
 	$(VENV)/bin/python -m benchmarks.bench_dedup_scale --records 20000
 	$(VENV)/bin/python -m benchmarks.bench_fresh_memory --mb 512
+	$(VENV)/bin/python -m benchmarks.bench_fixed
 
 # The real CLI end to end: full run, unchanged re-run, 1% new files (20k abstracts: ~5 min).
 ABSTRACTS ?= 20000

@@ -1,0 +1,80 @@
+"""What an ad-hoc run's fixed CPU consists of: `hygiene run` on one small file (a fresh dataset folder,
+Prefect's server started as the run's child), its CPU by process, and the pieces of the flow process's
+share measured alone in fresh processes: the imports, one language's word data.
+
+    python -m benchmarks.bench_fixed      → benchmarks/results/fixed.json
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from benchmarks.bench_e2e import _role, _sample_tree
+
+RESULTS = Path(__file__).with_name("results") / "fixed.json"
+ONE_FILE = "ICLR 2026 Papers\n\n" + "\n\n".join(
+    f"We study problem {i} and show that a simple method solves it on three benchmarks." for i in range(20)
+)
+PIECES = {
+    "python": "pass",
+    "import corpus_hygiene.cli": "import corpus_hygiene.cli",
+    "import flows.hygiene (Prefect, pandera, pyarrow)": "import flows.hygiene",
+    "import + English word data": (
+        "import flows.hygiene\nfrom corpus_hygiene.language.detect import detect_language\n"
+        "detect_language('We study a problem and show that it is easy.')"
+    ),
+}
+
+
+def cpu_of(code: str) -> float:
+    """User + system CPU seconds of a fresh Python process running ``code``, best of three."""
+    best = float("inf")
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", code], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return round(best, 2)
+
+
+def one_run(folder: Path) -> dict:
+    (folder / "in").mkdir()
+    (folder / "in" / "a.txt").write_text(ONE_FILE, "utf-8")
+    cmd = [str(Path(sys.executable).with_name("hygiene")), "run", str(folder / "in"), "--no-cache",
+           "--dataset-dir", str(folder / "clean"), "--reports-dir", str(folder / "reports")]  # fmt: skip
+    start = time.perf_counter()
+    popen = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree, cpu, peaks, cmdlines = psutil.Process(popen.pid), {}, {}, {}
+    while popen.poll() is None:
+        _sample_tree(tree, cpu, peaks)
+        for pid in peaks.keys() - cmdlines.keys():
+            with contextlib.suppress(psutil.Error):
+                cmdlines[pid] = " ".join(psutil.Process(pid).cmdline())
+        time.sleep(0.05)
+    by_role: dict[str, float] = {}
+    for pid, (user, system) in cpu.items():
+        role = _role(pid, popen.pid, cmdlines)
+        by_role[role] = round(by_role.get(role, 0.0) + user + system, 2)
+    return {"wall_seconds": round(time.perf_counter() - start, 2), "cpu_seconds_by_process": by_role}
+
+
+def main() -> None:
+    pieces = {name: cpu_of(code) for name, code in PIECES.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        run = one_run(Path(tmp))
+    result = {"one_small_file": run, "flow_process_pieces_cpu_seconds": pieces}
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
