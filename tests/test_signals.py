@@ -13,6 +13,21 @@ def test_words_count_chinese_and_japanese_characters_one_by_one_and_korean_by_sp
     assert words("본 논문은 방법을 제안한다") == ["본", "논문은", "방법을", "제안한다"]
 
 
+@given(
+    st.one_of(
+        st.text(max_size=80),
+        st.lists(
+            st.sampled_from([*"aZ9_ -é", "हिन्दी", "模型", "\u0301", "ﬁ", "İ", "ß", "𝔘"]), max_size=20
+        ).map("".join),
+    )
+)
+def test_the_fast_word_patterns_find_the_words_the_general_one_finds(text):
+    from corpus_hygiene.signals import _WORD
+
+    folded = text.casefold()
+    assert words(text) == _WORD(folded).findall(folded)
+
+
 def test_signals_of_an_english_sentence():
     text = "We study the effect of noise on the training of large models."
     s = signals_of(text, "en")

@@ -31,6 +31,9 @@ REPEAT_MAX_N = 50  # a repeat longer than this covers the text as fully as a lon
 _CJK = char_class("kana", "han", "thai")  # no spaces between words
 # one CJK character, or a run of other letters, digits and combining marks (an Indic word is one word)
 _WORD = MarksPattern(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[" + "{marks}])+")
+# the same words where the text has no combining mark (one class a character, twice as fast), or is ASCII
+_WORD_NO_MARKS = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
+_ASCII_WORD = re.compile("[a-z0-9]+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _MARK = MarksPattern("[{marks}]")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -71,6 +74,10 @@ def words(text: str) -> list[str]:
     ['we', 'use', 'bert', 'base', '模', '型']
     """
     folded = text.casefold()
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded)
+    if _MARK(folded).search(folded) is None:
+        return _WORD_NO_MARKS.findall(folded)
     return _WORD(folded).findall(folded)
 
 
