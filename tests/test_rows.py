@@ -1,4 +1,4 @@
-"""rows.RecordRows, DuplicateRows and PairRows: tables without a dict per row, or without their texts,
+"""The staged tables (rows.StagedTable: records, duplicates, pairs): without a dict per row or their texts,
 give what the dicts gave, to the byte."""
 
 import hashlib

@@ -1,11 +1,11 @@
-"""The records table's rows without a dict per row.
+"""The output tables as views over the store, without a dict per row (``StagedTable``).
 
-The dataset's records table is the kept records (in provenance order) plus two columns the dedup step
-sets: ``dup_count`` and ``also_in``. ``RecordRows`` holds exactly that (the records' keys; their other
-fields stay staged on disk), and gives a column as a list (``column``), a range of rows as Arrow
-(``arrow``: column by column, for the Parquet file and the gates), and a row as a dict only when one is
-asked for (indexing, iteration): building a dict per record and converting the dicts to Arrow costs
-about twice the column-by-column conversion.
+The records table is the kept records (in provenance order) plus two columns the dedup step sets:
+``dup_count`` and ``also_in``; the duplicates and pairs tables pair two records' keys; the quarantine
+table is the staged rejections in order. Each table makes a column at a time from the keys and the
+store: a column as a list (``column``), a range of rows as Arrow (``arrow``, for the Parquet file and
+the gates), a row as a dict only when one is asked for. Building a dict per record and converting the
+dicts to Arrow costs about twice the column-by-column conversion.
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ from checks.schemas import TABLES
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.store.keys import READ_ROWS, Keys
 from corpus_hygiene.store.records import REJECTED_SCHEMA, STAGED_SCHEMA, RecordStore
+
+# the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
+_ROW = tuple(TABLES["records"].names)
+_FROM_KEYS = ("source_file", "source_line", "lang", "n_chars")
+_AS_STORED = {f.name: f.type for f in STAGED_SCHEMA if f.name not in _FROM_KEYS}
 
 
 class Copies:
@@ -46,122 +51,96 @@ class Copies:
         return [refs[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
 
 
-class RecordRows(Sequence):
-    """The kept records: their indices into the keys (``store.keys.Keys``), in the table's order, and the
-    duplicates each stands for (``Copies``). The columns a key holds come from the keys; the others are
-    read from the ``store``."""
+class StagedTable(Sequence):
+    """An output table made from the store a column at a time: each table says how its columns are made
+    (``_columns``). A row is a dict only when one is asked for (indexing; iteration, ``READ_ROWS`` at a
+    time); ``column`` gives a list, ``arrow`` a range of rows as Arrow (the Parquet file, the gates)."""
 
-    __slots__ = ("_keys", "_rows", "_copies", "_store")
-
-    def __init__(self, keys: Keys, rows: np.ndarray, copies: Copies, store: RecordStore) -> None:
-        self._keys, self._rows, self._copies, self._store = keys, rows, copies, store
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._row(j) for j in range(*i.indices(len(self)))]
-        return self._row(range(len(self))[i])
-
-    def __iter__(self) -> Iterator[dict]:
-        return map(self._row, range(len(self)))
-
-    def _row(self, i: int) -> dict:
-        key = self._keys[self._rows[i]]
-        row = self._store.take(STAGED_SCHEMA.names, [key.pos]).to_pylist()[0]
-        also = self._copies.refs(i, i + 1)[0]
-        row |= {
-            "n_chars": key.n_chars,
-            "pii": {"email": row["n_emails"], "phone": row["n_phones"]},
-            "dup_count": len(also),
-            "also_in": also,
-        }
-        return {name: row[name] for name in _ROW}
-
-    def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
-        """The values of column ``name`` for rows ``lo``..``hi``, as the rows' dicts would hold them."""
-        hi = len(self) if hi is None else min(hi, len(self))
-        if name in _FROM_KEYS:
-            return self._keys.take(self._rows[lo:hi]).values(name)
-        if name == "pii":
-            pii = self._stored(["n_emails", "n_phones"], lo, hi).rename_columns(["email", "phone"])
-            return pii.to_pylist()
-        if name == "dup_count":
-            return self._copies.counts(lo, hi)
-        if name == "also_in":
-            return self._copies.refs(lo, hi)
-        return self._stored([name], lo, hi).column(0).to_pylist()
-
-    def _stored(self, names: list[str], lo: int, hi: int) -> pa.Table:
-        return self._store.take(names, self._keys.positions(self._rows[lo:hi]))
-
-    def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        """Rows ``lo``..``hi`` as an Arrow table of ``schema``, built a column at a time; the stored
-        columns of the schema's type are read at once and go as read."""
-        as_stored = [
-            f.name for f in schema if f.name in _AS_STORED and STAGED_SCHEMA.field(f.name).type == f.type
-        ]
-        read, keys = self._stored(as_stored, lo, hi), self._keys.take(self._rows[lo:hi])
-        arrays = [
-            read.column(f.name)
-            if f.name in as_stored
-            else keys.arrow(f.name).cast(f.type)
-            if f.name in _FROM_KEYS
-            else _array(self.column(f.name, lo, hi), f.type)
-            for f in schema
-        ]
-        return pa.Table.from_arrays(arrays, schema=schema)
-
-
-class _SlicedRows(Sequence):
-    """A table whose rows are read a slice at a time (``_slice``): a row is a slice of one, iteration
-    reads ``READ_ROWS`` at a time."""
-
+    NAMES: tuple[str, ...] = ()
     __slots__ = ()
 
+    def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
+        """Columns ``names`` of rows ``lo``..``hi`` (``hi`` ≤ len): Python lists or Arrow arrays, Arrow
+        where that is cheaper when ``arrow``."""
+        raise NotImplementedError
+
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return self._slice(i)
+            at = range(*i.indices(len(self)))
+            if not at:
+                return []
+            lo = min(at[0], at[-1])
+            rows = self._rows(lo, max(at[0], at[-1]) + 1)
+            return [rows[j - lo] for j in at]
         i = range(len(self))[i]
-        return self._slice(slice(i, i + 1))[0]
+        return self._rows(i, i + 1)[0]
 
     def __iter__(self) -> Iterator[dict]:
         for lo in range(0, len(self), READ_ROWS):
-            yield from self._slice(slice(lo, lo + READ_ROWS))
+            yield from self._rows(lo, lo + READ_ROWS)
 
-
-class _PairedRows(_SlicedRows):
-    """A table whose rows pair two records by their indices into the keys (a duplicate and its
-    canonical; a verified pair): the columns asked for are made together a slice at a time
-    (``_columns``: the two records' keys are taken once)."""
-
-    __slots__ = ()
-
-    def _slice(self, i: slice) -> list[dict]:
-        lo, hi, step = i.indices(len(self))
-        columns = [self._python(v)[::step] for v in self._columns(self.NAMES, lo, hi).values()]
-        return [dict(zip(self.NAMES, row, strict=True)) for row in zip(*columns, strict=True)]
+    def _rows(self, lo: int, hi: int) -> list[dict]:
+        columns = self._columns(self.NAMES, lo, min(hi, len(self)), arrow=False)
+        values = [_python(columns[name]) for name in self.NAMES]
+        return [dict(zip(self.NAMES, row, strict=True)) for row in zip(*values, strict=True)]
 
     def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
         hi = len(self) if hi is None else min(hi, len(self))
-        return self._python(self._columns([name], lo, hi)[name])
+        return _python(self._columns([name], lo, hi, arrow=False)[name])
 
     def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        columns = self._columns(schema.names, lo, min(hi, len(self)))
-        arrays = [
-            columns[f.name].cast(f.type) if isinstance(columns[f.name], pa.ChunkedArray)
-            else _array(columns[f.name], f.type)
-            for f in schema
-        ]  # fmt: skip
+        columns = self._columns(schema.names, lo, min(hi, len(self)), arrow=True)
+        arrays = [_arrow(columns[f.name], f.type) for f in schema]
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    @staticmethod
-    def _python(values: list | pa.ChunkedArray) -> list:
-        return values.to_pylist() if isinstance(values, pa.ChunkedArray) else values
+
+Column = pa.Array | pa.ChunkedArray
 
 
-class DuplicateRows(_PairedRows):
+def _python(values: list | Column) -> list:
+    return values.to_pylist() if isinstance(values, Column) else values
+
+
+def _arrow(values: list | Column, type_: pa.DataType) -> Column:
+    return values.cast(type_) if isinstance(values, Column) else _array(values, type_)
+
+
+class RecordRows(StagedTable):
+    """The kept records: their indices into the keys (``store.keys.Keys``), in the table's order, and the
+    duplicates each stands for (``Copies``). The columns a key holds come from the keys; the others are
+    read from the ``store``, in one read a slice."""
+
+    NAMES = _ROW
+    __slots__ = ("_keys", "_at", "_copies", "_store")
+
+    def __init__(self, keys: Keys, rows: np.ndarray, copies: Copies, store: RecordStore) -> None:
+        self._keys, self._at, self._copies, self._store = keys, rows, copies, store
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
+        keys = self._keys.take(self._at[lo:hi])
+        stored = [n for n in names if n in _AS_STORED] + (["n_emails", "n_phones"] if "pii" in names else [])
+        read = self._store.take(stored, keys.pos) if stored else None
+        made: dict[str, list | Column] = {}
+        for name in names:
+            if name in _FROM_KEYS:
+                made[name] = keys.arrow(name) if arrow else keys.values(name)
+            elif name == "pii":
+                made[name] = (
+                    read.select(["n_emails", "n_phones"]).rename_columns(["email", "phone"]).to_pylist()
+                )
+            elif name == "dup_count":
+                made[name] = self._copies.counts(lo, hi)
+            elif name == "also_in":
+                made[name] = self._copies.refs(lo, hi)
+            else:
+                made[name] = read.column(name)
+        return made
+
+
+class DuplicateRows(StagedTable):
     """The duplicates table's rows, from the dedup step's columns (``exact.Duplicates``, in the table's
     order): the fields of the duplicate's and the canonical's keys, ``text_raw`` read from the store."""
 
@@ -175,7 +154,7 @@ class DuplicateRows(_PairedRows):
     def __len__(self) -> int:
         return len(self._dups)
 
-    def _columns(self, names: Sequence[str], lo: int, hi: int) -> dict[str, list | pa.ChunkedArray]:
+    def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
         dups = self._dups
         record, canonical = dups.keys.take(dups.record[lo:hi]), dups.keys.take(dups.canonical[lo:hi])
         made = {
@@ -191,7 +170,7 @@ class DuplicateRows(_PairedRows):
         return {name: made[name]() for name in names}
 
 
-class PairRows(_PairedRows):
+class PairRows(StagedTable):
     """The verified near-duplicate pairs' rows, from the dedup step's columns (``exact.VerifiedPairs``,
     in the table's order): the fields of both records' keys, the similarity, whether it merged them."""
 
@@ -205,7 +184,7 @@ class PairRows(_PairedRows):
     def __len__(self) -> int:
         return len(self._pairs)
 
-    def _columns(self, names: Sequence[str], lo: int, hi: int) -> dict[str, list]:
+    def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
         pairs = self._pairs
         record, candidate = pairs.keys.take(pairs.record[lo:hi]), pairs.keys.take(pairs.candidate[lo:hi])
         made = {
@@ -220,11 +199,11 @@ class PairRows(_PairedRows):
         return {name: made[name]() for name in names}
 
 
-class QuarantineRows(_SlicedRows):
+class QuarantineRows(StagedTable):
     """The quarantine table's rows: nothing of them in memory but their positions among the staged
-    rejections (``positions``, in the table's order); rows, a column or an Arrow slice are read when
-    asked for."""
+    rejections (``positions``, in the table's order); everything else is read when asked for."""
 
+    NAMES = tuple(REJECTED_SCHEMA.names)
     __slots__ = ("_positions", "_store")
 
     def __init__(self, positions: np.ndarray, store: RecordStore) -> None:
@@ -233,21 +212,9 @@ class QuarantineRows(_SlicedRows):
     def __len__(self) -> int:
         return len(self._positions)
 
-    def _slice(self, i: slice) -> list[dict]:
-        return self._store.take_rejected(REJECTED_SCHEMA.names, self._positions[i]).to_pylist()
-
-    def column(self, name: str, lo: int = 0, hi: int | None = None) -> list:
-        return self._store.take_rejected([name], self._positions[lo:hi]).column(0).to_pylist()
-
-    def arrow(self, lo: int, hi: int, schema: pa.Schema) -> pa.Table:
-        table = self._store.take_rejected(schema.names, self._positions[lo:hi])
-        return pa.Table.from_arrays([table[f.name].cast(f.type) for f in schema], schema=schema)
-
-
-# the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
-_ROW = tuple(TABLES["records"].names)
-_FROM_KEYS = ("source_file", "source_line", "lang", "n_chars")
-_AS_STORED = {f.name: f.type for f in STAGED_SCHEMA if f.name not in _FROM_KEYS}
+    def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
+        table = self._store.take_rejected(list(names), self._positions[lo:hi])
+        return {name: table.column(name) for name in names}
 
 
 def string_array(values: Sequence[str | None]) -> pa.Array:
@@ -262,19 +229,15 @@ def _array(values: list, type_: pa.DataType) -> pa.Array:
     return string_array(values) if type_ == pa.string() else pa.array(values, type_)
 
 
-_STAGED = RecordRows | DuplicateRows | QuarantineRows | PairRows  # tables that make their columns
-
-
 def columns(rows: Sequence[dict], *names: str) -> Iterator[tuple[int, list[list]]]:
     """Columns ``names`` of a table, ``READ_ROWS`` rows at a time: (first row, a list a name). What reads
     a whole column holds one slice's Python values at a time, not the table's; the staged tables make
     their columns without dicts."""
     for lo in range(0, len(rows), READ_ROWS):
         hi = min(len(rows), lo + READ_ROWS)
-        if isinstance(rows, _PairedRows):  # the two records' keys taken once for all the names
-            yield lo, [rows._python(v) for v in rows._columns(names, lo, hi).values()]
-        elif isinstance(rows, _STAGED):
-            yield lo, [rows.column(name, lo, hi) for name in names]
+        if isinstance(rows, StagedTable):
+            made = rows._columns(names, lo, hi, arrow=False)
+            yield lo, [_python(made[name]) for name in names]
         else:
             part = rows[lo:hi]
             yield lo, [[row[name] for row in part] for name in names]
@@ -303,7 +266,7 @@ def string_keys(values: Sequence[str | None]) -> np.ndarray:
 
 def to_arrow(rows: Sequence[dict], lo: int, hi: int, schema: pa.Schema) -> pa.Table:
     """Rows ``lo``..``hi`` of a table as Arrow, built a column at a time."""
-    if isinstance(rows, _STAGED):
+    if isinstance(rows, StagedTable):
         return rows.arrow(lo, hi, schema)
     part = rows[lo:hi]
     arrays = [_array([row.get(f.name) for row in part], f.type) for f in schema]
