@@ -136,6 +136,40 @@ def test_shingles_are_words_for_latin_and_characters_for_cjk():
     assert {"我们", "们使", "使用", "bert base", "模型"} <= mixed
 
 
+texts_of_every_script = st.one_of(
+    st.text(max_size=60),
+    st.lists(
+        st.sampled_from([*"aZ9_ -.", "हिन्दी", "模型", "の", "한국", "\u0301", "ﬁ", "İ", "𝔘"]), max_size=16
+    ).map("".join),
+)
+
+
+@given(texts_of_every_script, st.integers(1, 4), st.integers(1, 4))
+def test_shingles_are_every_n_gram_of_the_words_and_of_each_cjk_run(text, word_n, char_n):
+    """Against the definition, written plainly: a run shorter than n is one shingle."""
+    import unicodedata
+
+    from corpus_hygiene.dedup.shingles import _CJK_RUN, _WORD
+
+    def grams(items, n, sep):
+        return {sep.join(items[i : i + n]) for i in range(max(1, len(items) - n + 1))} if items else set()
+
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    words = _WORD(norm).findall(_CJK_RUN.sub(" ", norm).replace("_", " "))
+    runs = [grams(run, char_n, "") for run in _CJK_RUN.findall(norm)]
+    assert shingles(text, word_n, char_n) == grams(words, word_n, " ").union(*runs)
+
+
+@given(texts_of_every_script)
+def test_the_one_class_key_pattern_gives_the_general_patterns_key(text):
+    import unicodedata
+
+    from corpus_hygiene.dedup.keys import _NOT_ALNUM
+
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    assert dedup_key(text) == _NOT_ALNUM(norm).sub("", norm)
+
+
 def test_candidates_are_verified_not_taken_from_lsh_on_trust():
     a = BASE
     b = BASE.replace("annotation noise", "label noise")

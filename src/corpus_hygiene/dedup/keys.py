@@ -9,6 +9,7 @@ Two copies that differ only in those respects get the same key, and so the same 
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 
 import numpy as np
@@ -17,6 +18,8 @@ import pyarrow as pa
 from corpus_hygiene.unicode_marks import MarksPattern
 
 _NOT_ALNUM = MarksPattern(r"[^\w{marks}]+|_+")
+_NOT_ALNUM_NO_MARKS = re.compile(r"[\W_]+")  # the same where the text has no combining mark: one class
+_MARK = MarksPattern("[{marks}]")
 
 
 def dedup_key(text: str) -> str:
@@ -28,6 +31,8 @@ def dedup_key(text: str) -> str:
     False
     """
     norm = unicodedata.normalize("NFKC", text).casefold()
+    if norm.isascii() or _MARK(norm).search(norm) is None:
+        return _NOT_ALNUM_NO_MARKS.sub("", norm)
     return _NOT_ALNUM(norm).sub("", norm)
 
 

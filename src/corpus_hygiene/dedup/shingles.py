@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 
 from corpus_hygiene.language.scripts import CJK_CHARS
 from corpus_hygiene.unicode_marks import MarksPattern
@@ -34,13 +35,21 @@ def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:
     word = _WORD(norm).findall
     for run in _CJK_RUN.finditer(norm):
         words.extend(word(norm[pos : run.start()].replace("_", " ")))
-        chars = run.group(0)
-        out.update(chars[i : i + char_n] for i in range(max(1, len(chars) - char_n + 1)))
+        out.update(_ngrams(run.group(0), char_n, ""))
         pos = run.end()
     words.extend(word(norm[pos:].replace("_", " ")))
     if words:
-        out.update(" ".join(words[i : i + word_n]) for i in range(max(1, len(words) - word_n + 1)))
+        out.update(_ngrams(words, word_n, " "))
     return frozenset(out)
+
+
+def _ngrams(items: Sequence[str], n: int, sep: str) -> Iterable[str]:
+    """The ``n``-grams of ``items`` joined by ``sep``; all of them as one when there are no more than n."""
+    if n == 1:
+        return items
+    if len(items) <= n:
+        return (sep.join(items),)
+    return map(sep.join, zip(*(items[k:] for k in range(n)), strict=False))  # stops at the shortest
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
