@@ -114,6 +114,10 @@ class Run:
     reports_dir: str
     logger: object
     timings: dict[str, float] = field(default_factory=dict)
+    beside: Beside = field(init=False)  # the paths this run keeps beside the dataset
+
+    def __post_init__(self) -> None:
+        self.beside = Beside(self.dataset_dir)
 
     def timed(self, stage: str, fn, *args):
         start = time.perf_counter()
@@ -169,7 +173,7 @@ def hygiene_flow(
     return_freed_memory()  # here, not in the CLI: a deployment's runs start in Prefect's own process
     folders = (input_dir, dataset_dir, reports_dir)
     run = Run(new_run_id(), *map(folder, FOLDER_DEFAULTS, folders), get_run_logger())
-    beside = Beside(run.dataset_dir)
+    beside = run.beside
     ours = beside.absent()  # what this run creates beside the dataset
     try:
         with dataset_lock(run.dataset_dir, f"run {run.run_id} (pid {os.getpid()})", wait_seconds):
@@ -198,7 +202,7 @@ def _stages(run: Run, policy_path, max_file_mb, use_cache: bool, workers: int, d
         if use_cache:
             stop_if_unchanged(run, run_key(discovery, hashes, policy))
         cache = open_cache(run) if use_cache else None
-        store = RecordStore(Beside(run.dataset_dir).records(run.run_id))
+        store = RecordStore(run.beside.records(run.run_id))
         asm, memo = process_and_assemble(run, discovery, hashes, policy, cache, store, workers, dask_address)
         trim_freed_memory()  # the search's buffers: the gates' slices come on top of what stays
         with staged_version(run.dataset_dir, run.run_id) as staged:
@@ -319,7 +323,7 @@ def stage_hits(hits, store, files: int = 64) -> dict:
 def open_cache(run: Run) -> FileCache | None:
     """The per-file cache beside the dataset; None (the run goes on without one) when its folder cannot
     be made, as on a read-only disk."""
-    path = Beside(run.dataset_dir).cache
+    path = run.beside.cache
     try:
         return FileCache(path)
     except OSError as exc:

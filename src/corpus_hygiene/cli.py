@@ -67,19 +67,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from corpus_hygiene.publish.lock import DatasetBusy, wait_for_lock
 
     apply_defaults()
-    from checks import PolicyError, load_policy
-
     params = flow_parameters(args)
-    try:  # its first problem, found before Prefect starts
-        policy = load_policy(params["policy_path"])
-    except PolicyError as exc:
-        print(f"hygiene: {exc}", file=sys.stderr)
-        return 2
     if params["use_cache"]:
         from corpus_hygiene.incremental.run_key import unchanged_version
 
         dirs = (params["input_dir"], params["dataset_dir"], params["reports_dir"])
-        if (version := unchanged_version(*dirs, policy, params["max_file_mb"])) is not None:
+        if (version := unchanged_version(*dirs, args.checked_policy, params["max_file_mb"])) is not None:
             print(f"unchanged: {params['dataset_dir']} ({version}): nothing to do")
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0
@@ -154,14 +147,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from flows.server import prefect_command
 
     apply_defaults()
-    from checks import PolicyError, load_policy
-
     params = flow_parameters(args)
-    try:
-        load_policy(params["policy_path"])
-    except PolicyError as exc:
-        print(f"hygiene: {exc}", file=sys.stderr)
-        return 2
     if (problem := cron_error(args.cron)) is not None:
         print(f"hygiene: error: {problem}", file=sys.stderr)
         return 2
@@ -270,12 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.func in (_cmd_run, _cmd_serve):
         if problem := usage_error(args):
             parser.exit(2, f"hygiene: error: {problem}\n")
-        from checks import PolicyError
+        from checks import PolicyError, load_policy
 
         try:
             args.policy = policy_read_once(args.policy)
         except PolicyError as exc:
             parser.exit(2, f"hygiene: {exc}\n")
+        try:  # its first problem, found before Prefect starts
+            args.checked_policy = load_policy(args.policy)
+        except PolicyError as exc:
+            print(f"hygiene: {exc}", file=sys.stderr)
+            return 2
     from flows.server import ServerError
 
     if args.debug:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from checks.schemas import TABLES
 from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.store.keys import READ_ROWS, Keys
-from corpus_hygiene.store.records import REJECTED_SCHEMA, STAGED_SCHEMA, RecordStore
+from corpus_hygiene.store.records import STAGED_SCHEMA, RecordStore
 
 # the records table's columns (a row's keys, in order), those the Keys hold, and those read from the store
 _ROW = tuple(TABLES["records"].names)
@@ -144,8 +144,7 @@ class DuplicateRows(StagedTable):
     """The duplicates table's rows, from the dedup step's columns (``exact.Duplicates``, in the table's
     order): the fields of the duplicate's and the canonical's keys, ``text_raw`` read from the store."""
 
-    NAMES = ("source_file", "source_line", "canonical_id", "canonical_ref", "kind", "similarity", "reason",
-             "text_raw")  # fmt: skip
+    NAMES = tuple(TABLES["duplicates"].names)
     __slots__ = ("_dups", "_store")
 
     def __init__(self, dups: Duplicates, store: RecordStore) -> None:
@@ -174,8 +173,7 @@ class PairRows(StagedTable):
     """The verified near-duplicate pairs' rows, from the dedup step's columns (``exact.VerifiedPairs``,
     in the table's order): the fields of both records' keys, the similarity, whether it merged them."""
 
-    NAMES = ("source_file", "source_line", "record_id", "candidate_id", "candidate_ref", "similarity",
-             "merged")  # fmt: skip
+    NAMES = tuple(TABLES["pairs"].names)
     __slots__ = ("_pairs",)
 
     def __init__(self, pairs: VerifiedPairs) -> None:
@@ -203,7 +201,7 @@ class QuarantineRows(StagedTable):
     """The quarantine table's rows: nothing of them in memory but their positions among the staged
     rejections (``positions``, in the table's order); everything else is read when asked for."""
 
-    NAMES = tuple(REJECTED_SCHEMA.names)
+    NAMES = tuple(TABLES["quarantine"].names)
     __slots__ = ("_positions", "_store")
 
     def __init__(self, positions: np.ndarray, store: RecordStore) -> None:
