@@ -1,6 +1,8 @@
 """What an ad-hoc run's fixed CPU consists of: `hygiene run` on one small file (a fresh dataset folder,
 Prefect's server started as the run's child), its CPU by process, and the pieces of the flow process's
-share measured alone in fresh processes: the imports, one language's word data.
+share measured alone in fresh processes: the imports, one language's word data. Beside them, the two
+figures ``flows/on_dask.cluster_pays`` decides with: the per-file stage's seconds a MB of bench input in one
+warm process, and a local cluster's wall from start to close with every worker warm (word data loaded).
 
     python -m benchmarks.bench_fixed      → benchmarks/results/fixed.json
 """
@@ -18,7 +20,11 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.bench_e2e import _role, _sample_tree
+from benchmarks.bench_e2e import _role, _sample_tree, build
+from checks import load_policy
+from corpus_hygiene.ingest import discover
+from corpus_hygiene.pipeline.process import process_files
+from flows.on_dask import dask_client
 
 RESULTS = Path(__file__).with_name("results") / "fixed.json"
 ONE_FILE = "ICLR 2026 Papers\n\n" + "\n\n".join(
@@ -67,11 +73,44 @@ def one_run(folder: Path) -> dict:
     return {"wall_seconds": round(time.perf_counter() - start, 2), "cpu_seconds_by_process": by_role}
 
 
+def _process(files: list) -> int:
+    return len(process_files(files, load_policy(None)))
+
+
+def stage_seconds_per_mb(folder: Path) -> float:
+    """The per-file stage on bench files in one process, after a first file has loaded its word data."""
+    build(folder, 5000, 1, "f")
+    files = discover(folder, 1 << 30).files
+    _process(files[:4])
+    rest = files[4:]
+    start = time.process_time()
+    _process(rest)
+    return round((time.process_time() - start) / (sum(f.size for f in rest) / 2**20), 2)
+
+
+def cluster_start(folder: Path, workers: int = 2) -> dict:
+    """A local cluster of ``workers`` (``flows/on_dask``'s settings) from start to close, each worker
+    having processed one bench file: what the per-file stage pays on top of its work to use one."""
+    files = discover(folder, 1 << 30).files[:workers]
+    start = time.perf_counter()
+    with dask_client(workers, None) as client:
+        client.gather(client.map(_process, [[f] for f in files], pure=False))
+    return {"workers": workers, "wall_seconds": round(time.perf_counter() - start, 2)}
+
+
 def main() -> None:
     pieces = {name: cpu_of(code) for name, code in PIECES.items()}
     with tempfile.TemporaryDirectory() as tmp:
         run = one_run(Path(tmp))
-    result = {"one_small_file": run, "flow_process_pieces_cpu_seconds": pieces}
+        (Path(tmp) / "bench").mkdir()
+        per_mb = stage_seconds_per_mb(Path(tmp) / "bench")
+        cluster = cluster_start(Path(tmp) / "bench")
+    result = {
+        "one_small_file": run,
+        "flow_process_pieces_cpu_seconds": pieces,
+        "per_file_stage_seconds_per_mb": per_mb,
+        "local_cluster_start_to_close": cluster,
+    }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
     print(json.dumps(result, indent=2))
 

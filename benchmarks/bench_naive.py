@@ -1,5 +1,6 @@
 """The baseline of issue 57: the chain a competent user writes in an afternoon with the same libraries,
-run side by side with `hygiene run --workers 1` on the same corpora (built as bench_e2e builds them).
+run side by side with `hygiene run --workers 1` (and `--workers 2`, for its wall) on the same corpora
+(built as bench_e2e builds them).
 
 Naive chain: charset_normalizer decode, the header line's year by regex, paragraphs on blank lines,
 `ftfy.fix_text`, pylatexenc `LatexNodes2Text().latex_to_text` and seeded `langdetect.detect` on every
@@ -102,6 +103,12 @@ def _cpu(cmd: list[str]) -> tuple[float, float]:
     return round(cpu, 1), round(time.perf_counter() - start, 1)
 
 
+def _hygiene(corpus: Path, out: Path, workers: int) -> list[str]:
+    hygiene = str(Path(sys.executable).with_name("hygiene"))
+    return [hygiene, "run", str(corpus), "--dataset-dir", f"{out}/clean", "--reports-dir", f"{out}/reports",
+            "--workers", str(workers), "--policy", str(DEFAULT_POLICY_PATH)]  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000])
@@ -113,16 +120,12 @@ def main() -> int:
     if not (SHARED / "corpora").is_dir():
         print("benchmark needs ../shared/corpora", file=sys.stderr)
         return 2
-    hygiene = str(Path(sys.executable).with_name("hygiene"))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             corpus = Path(tmp) / f"in{n}"
             corpus.mkdir()
             build(corpus, n, 1, "f")
-            out = f"{tmp}/ours{n}"
-            ours = [hygiene, "run", str(corpus), "--dataset-dir", f"{out}/clean", "--reports-dir",
-                    f"{out}/reports", "--workers", "1", "--policy", str(DEFAULT_POLICY_PATH)]  # fmt: skip
             theirs = [
                 sys.executable,
                 "-m",
@@ -131,7 +134,11 @@ def main() -> int:
                 str(corpus),
                 f"{tmp}/naive{n}",
             ]
-            results[n] = {"naive": _cpu(theirs), "hygiene_workers_1": _cpu(ours)}  # interleaved per size
+            results[n] = {  # interleaved per size
+                "naive": _cpu(theirs),
+                "hygiene_workers_1": _cpu(_hygiene(corpus, Path(tmp) / f"ours{n}w1", 1)),
+                "hygiene_workers_2": _cpu(_hygiene(corpus, Path(tmp) / f"ours{n}w2", 2)),
+            }
             print(n, results[n], flush=True)
     lo, hi = min(args.sizes), max(args.sizes)
 
@@ -140,12 +147,14 @@ def main() -> int:
 
     slope = {name: round(per_record(name), 3) for name in ("naive", "hygiene_workers_1")}
     whole = results[hi]["naive"][0] / results[hi]["hygiene_workers_1"][0]
+    walls = [results[hi][f"hygiene_workers_{w}"][1] for w in (1, 2)]
     save("naive", {
         "runs": {str(n): {k: {"cpu_seconds": c, "wall_seconds": w} for k, (c, w) in r.items()}
                  for n, r in results.items()},
         "cpu_ms_per_record": slope,
         "per_record_ratio": round(slope["naive"] / slope["hygiene_workers_1"], 2),
         f"whole_run_cpu_ratio_at_{hi}": round(whole, 2),
+        f"workers_2_wall_over_workers_1_at_{hi}": round(walls[1] / walls[0], 2),
     })  # fmt: skip
     return 0
 

@@ -52,15 +52,7 @@ from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
 from corpus_hygiene.store.records import RecordStore, StagingError, pack_tables
-from flows.on_dask import (
-    CLUSTER_MIN_BYTES,
-    ClusterLost,
-    ClusterSearch,
-    Progress,
-    dask_client,
-    process_on_dask,
-    use_dask,
-)
+from flows.on_dask import ClusterLost, ClusterSearch, Progress, cluster_pays, dask_client, process_on_dask
 from flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 
 NO_CACHE_TASK = {"cache_policy": NO_CACHE}  # the per-file cache is ours (incremental/), keyed on content
@@ -269,15 +261,12 @@ def process_and_assemble(run: Run, discovery, hashes, policy: Policy, cache, sto
     cached = run.timed("cache_lookup", stage_hits, hits, store)
     todo = [f for f in discovery.files if f.rel_path not in cached]
     with ExitStack() as cluster:
-        client = None
-        if use_dask(todo, workers, dask_address):
+        client, pays = None, bool(dask_address)
+        if workers > 1 and not dask_address:
+            pays, why = cluster_pays(sum(f.size for f in todo), workers)
+            run.logger.info(why)
+        if pays:
             client = cluster.enter_context(dask_client(workers, dask_address))
-        elif workers > 1:
-            run.logger.info(
-                "--workers %d: %.1f MB of new input, under the %d MB a local cluster's start pays for: "
-                "processed in this process", workers, sum(f.size for f in todo) / 2**20,
-                CLUSTER_MIN_BYTES >> 20,
-            )  # fmt: skip
         results = process_all(run, discovery.files, cached, todo, policy, cache, client, store)
         trim_freed_memory()  # the batches' and cache entries' buffers, freed among the results
         memo = load_memo(memo_path(cache.folder, policy.dedup_config())) if cache else None

@@ -21,9 +21,11 @@ from corpus_hygiene.pipeline.batches import batches
 from corpus_hygiene.pipeline.process import process_files
 from corpus_hygiene.store.records import Packed, RecordStore, pack
 
-# Below this much new input a local cluster's start (seconds of worker imports) costs more than the work
-# it would share: the files are processed in the flow's process.
-CLUSTER_MIN_BYTES = 4 << 20
+# What ``cluster_pays`` weighs (benchmarks/bench_fixed.py measures both): the per-file stage's seconds a
+# MB of input in one process, and a local cluster's wall from start to close, its workers' imports and
+# word data included.
+STAGE_SECONDS_PER_MB = 1.7
+CLUSTER_START_SECONDS = 7.0
 # Dask batches may be smaller than in-process ones: a Dask task costs a few ms, and short last batches
 # let the workers finish together.
 MIN_DASK_BATCH_BYTES = 256 << 10
@@ -66,9 +68,18 @@ class Progress:
             update_progress_artifact(self.artifact, 100.0 * self.files / max(self.total, 1), line)
 
 
-def use_dask(todo: list, workers: int, dask_address: str | None) -> bool:
-    """Whether the run uses Dask: always given an address, else with workers and enough new input."""
-    return bool(dask_address) or (workers > 1 and sum(f.size for f in todo) >= CLUSTER_MIN_BYTES)
+def cluster_pays(new_bytes: int, workers: int) -> tuple[bool, str]:
+    """Whether a local cluster of ``workers`` ends the per-file stage sooner than this process alone, its
+    start and close included; and the one log line that says which and why."""
+    alone = new_bytes / 2**20 * STAGE_SECONDS_PER_MB
+    shared = CLUSTER_START_SECONDS + alone / workers
+    pays = shared < alone
+    how = f"on a local cluster of {workers} workers" if pays else "in this process (a cluster would not pay)"
+    return pays, (
+        f"--workers {workers}: {new_bytes / 2**20:.1f} MB of new input, ~{alone:.0f} s of work in one "
+        f"process, ~{shared:.0f} s on {workers} workers with the cluster's ~{CLUSTER_START_SECONDS:.0f} s "
+        f"start: processed {how}"
+    )
 
 
 def task_runner(workers: int, dask_address: str | None):

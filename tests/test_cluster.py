@@ -143,6 +143,7 @@ def test_a_20k_corpus_on_a_cluster_and_on_two_local_workers_publishes_the_same_b
     assert_clean_console(two)
     both = two.stdout + two.stderr
     assert "Creating a new Dask cluster with `distributed.deploy.local.LocalCluster`" in both
+    assert "processed on a local cluster of 2 workers" in both
     assert "process_files: 400/400 files" in both
     assert "near-duplicate search on Dask" not in both  # a local cluster is closed before the global step
     assert "dashboard" not in both.lower()  # there is none (no bokeh): no dead link
@@ -186,3 +187,14 @@ def test_a_chunk_reads_its_texts_and_signatures_from_the_staging_as_arrow_and_te
     assert len(pickled) < text_bytes <= sum(len(b.raw()) for b in buffers)
     back = pickle.loads(pickled, buffers=buffers)
     assert back.texts.to_pylist() == expected and np.array_equal(back.signatures, chunk.signatures)
+
+
+def test_a_local_cluster_is_started_only_when_the_work_it_shares_outweighs_its_start():
+    from flows.on_dask import CLUSTER_START_SECONDS, STAGE_SECONDS_PER_MB, cluster_pays
+
+    even = int(2 * CLUSTER_START_SECONDS / STAGE_SECONDS_PER_MB * 2**20)  # two workers break even here
+    assert cluster_pays(even * 2, 2)[0] and not cluster_pays(even // 2, 2)[0]
+    assert cluster_pays(even * 2, 4)[0] and not cluster_pays(even * 2, 1)[0]
+    pays, line = cluster_pays(even // 2, 2)
+    assert line.startswith(f"--workers 2: {even / 2 / 2**20:.1f} MB of new input")
+    assert line.endswith("processed in this process (a cluster would not pay)")
