@@ -82,17 +82,6 @@ def is_repetitive(text: str, repetition_min_words: int, min_distinct_word_ratio:
     return len(set(words)) / len(words) < min_distinct_word_ratio
 
 
-def _placeholder_mask(
-    df: pd.DataFrame, placeholders: frozenset[str], placeholder_max_chars: int
-) -> pd.Series:
-    """Only short texts can be placeholders: the Python test runs on those alone."""
-    limit = max(placeholder_max_chars, max((len(p) for p in placeholders), default=0) * 3)
-    short = df["n_chars"] <= limit
-    out = pd.Series(False, index=df.index)
-    out[short] = df.loc[short, "text"].map(lambda t: is_placeholder(t, placeholders, placeholder_max_chars))
-    return out.astype(bool)
-
-
 def has_latex_residue(text: pd.Series) -> pd.Series:
     """True where ``clean.latex.latex_residue`` finds LaTeX: the cleaner's own rule for what is math.
     Only texts with a backslash or a dollar (pyarrow's regex, vectorised) are read in Python."""

@@ -1,5 +1,6 @@
 """The quality contract: every named check passes and fails, routing, gates, the policy file."""
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -7,7 +8,7 @@ from hypothesis import strategies as st
 from checks import PolicyError, load_policy
 from checks.gates import evaluate_gates, schema_failures
 from checks.routing import candidate_frame, route
-from corpus_hygiene.publish.read import rows_to_frame
+from checks.schemas import TABLES, to_frame
 
 from .conftest import signal_columns
 
@@ -15,6 +16,10 @@ GOOD = (
     "We study how annotation noise propagates through a pipeline of detectors and taggers, and show that "
     "a small audit set removes most of the damage."
 )
+
+
+def rows_to_frame(rows: list[dict], name: str):
+    return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
 
 
 def row(**over):
@@ -399,10 +404,11 @@ def test_a_fresh_process_validates_without_importing_dask_frames_and_still_catch
     script = (
         "import sys\n"
         "from checks.gates import schema_failures\n"
-        "from corpus_hygiene.publish.read import rows_to_frame\n"
-        "frames = {n: rows_to_frame([], n) for n in ('records', 'duplicates', 'quarantine', 'pairs')}\n"
-        "frames['quarantine'] = rows_to_frame([{'source_file': 'a.txt', 'source_line': 0, 'reason': 'Bad',"
-        " 'detail': 'x', 'text_raw': None}], 'quarantine')\n"
+        "import pyarrow as pa\n"
+        "from checks.schemas import TABLES, to_frame\n"
+        "frames = {n: to_frame(s.empty_table()) for n, s in TABLES.items()}\n"
+        "frames['quarantine'] = to_frame(pa.Table.from_pylist([{'source_file': 'a.txt', 'source_line': 0,"
+        " 'reason': 'Bad', 'detail': 'x', 'text_raw': None}], schema=TABLES['quarantine']))\n"
         "print(sorted(f.split(':')[0] for f in schema_failures(frames)))\n"
         "print('dask.dataframe' in sys.modules)\n"
     )

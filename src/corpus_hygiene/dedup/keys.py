@@ -63,11 +63,3 @@ def id_bytes(ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if (nibbles == 255).any():
         raise ValueError("a record_id is not lower-case hex")
     return nibbles[:, 0::2] << 4 | nibbles[:, 1::2]
-
-
-def id_strings(raw: np.ndarray) -> pa.Array:
-    """The inverse of ``id_bytes``: the ids as an Arrow string array, built from one buffer of digits."""
-    digits = np.empty((len(raw), 2 * ID_BYTES), np.uint8)
-    digits[:, 0::2], digits[:, 1::2] = _HEX[raw >> 4], _HEX[raw & 15]
-    offsets = np.arange(0, digits.size + 1, 2 * ID_BYTES, dtype=np.int32)
-    return pa.StringArray.from_buffers(len(raw), pa.py_buffer(offsets), pa.py_buffer(digits))

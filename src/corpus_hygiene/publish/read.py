@@ -66,10 +66,6 @@ def verify_checksums(dataset_dir: Path | str) -> dict:
     return manifest
 
 
-def rows_to_frame(rows: list[dict], name: str):
-    return to_frame(pa.Table.from_pylist(rows, schema=TABLES[name]))
-
-
 def read_tables(dataset_dir: Path | str) -> dict[str, pa.Table]:
     return {name: pq.read_table(Path(dataset_dir) / f"{name}.parquet") for name in TABLES}
 

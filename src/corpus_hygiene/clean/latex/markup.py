@@ -137,7 +137,6 @@ TABLES = {
     "array": "[{",
     "tabulary": "{{",
 }
-VERBATIM_ENVIRONMENTS = frozenset("verbatim verbatim* Verbatim lstlisting minted alltt".split())
 
 
 def upright_greek(name: str) -> str | None:
