@@ -18,7 +18,7 @@ import pandas as pd
 import pandera.extensions as extensions
 
 from corpus_hygiene.clean.latex.spans import latex_residue
-from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES
+from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES, CJK_CHARS
 
 ISO_639_1 = frozenset(
     (
@@ -31,8 +31,25 @@ ISO_639_1 = frozenset(
     ).split()
 ) | {"und"}
 
-MOJIBAKE_RESIDUE = "[ÂÃâ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|\ufffd"
-INVISIBLE = "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+# UTF-8 read as cp1252 or Latin-1: "Ã©", "Â°", "â€™", "â„¢", or a replacement character. After "â" a
+# curly quote counts only when a third byte's character follows ("â”€"): Welsh writes "â’r" and "â’i".
+# the characters a UTF-8 continuation byte (0x80–0xBF) reads as in Latin-1 or cp1252
+_BYTE = "".join(
+    sorted(
+        {chr(b) for b in range(0x80, 0xC0)}
+        | {bytes([b]).decode("cp1252", "ignore") for b in range(0x80, 0xC0)}
+    )
+)
+MOJIBAKE_RESIDUE = (
+    "[ÂÃ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|â[\u0080-\u00bf\u201a\u201e\u20ac\u2122]"
+    f"|â[\u2018\u2019\u201c\u201d][{_BYTE}]|\ufffd"
+)
+# clean/normalise.py's rule, without look-behind (pyarrow's regex has none): a zero-width (non-)joiner
+# is invisible debris at the start, after a space or after ASCII only
+INVISIBLE = (
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+    "|(?:^|[\\s\u0000-\u007f])[\u200c\u200d]"
+)
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -53,11 +70,28 @@ def _longest(placeholders: frozenset[str]) -> int:
     return max(map(len, placeholders), default=0)
 
 
+_CJK = re.compile(f"[{CJK_CHARS}]")
+
+
+@lru_cache(maxsize=8)
+def _phrases(placeholders: frozenset[str]) -> tuple[str, ...]:
+    """The placeholders a short text may start with: two words of two letters or more ("coming soon"),
+    or three CJK characters or more ("暂无摘要"). A single word ("todo", "none", "摘要") must be the whole
+    text: in some language it starts real sentences ("Todo individuo tiene derecho…")."""
+    return tuple(
+        p
+        for p in sorted(placeholders)
+        if sum(len(w) > 1 for w in p.split()) >= 2 or len(_CJK.findall(p)) >= 3
+    )
+
+
 def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_chars: int) -> bool:
-    """A placeholder phrase, or a short text that starts with one.
+    """A placeholder, or a short text that starts with a placeholder phrase (``_phrases``).
 
     >>> is_placeholder("Abstract to appear.", frozenset({"abstract to appear"}), 120)
     True
+    >>> is_placeholder("Todo individuo tiene derecho a la vida.", frozenset({"todo"}), 120)
+    False
     """
     if len(text) > max(placeholder_max_chars, 8 * _longest(placeholders)):
         return False  # cleaned text (single spaces) this long cannot normalise down to a placeholder
@@ -65,7 +99,7 @@ def is_placeholder(text: str, placeholders: frozenset[str], placeholder_max_char
     if key in placeholders:
         return True
     if len(text) <= placeholder_max_chars:
-        return any(key.startswith(p + " ") for p in placeholders if len(p) > 3)
+        return any(key.startswith(p + " ") for p in _phrases(placeholders))
     return False
 
 
@@ -216,7 +250,9 @@ RECORD_CHECKS: tuple[RecordCheck, ...] = (
         "no_invisible_chars",
         (),
         lambda df: ~df["text"].str.contains(INVISIBLE, regex=True),
-        lambda r: f"invisible character U+{ord(_first(INVISIBLE, r['text']) or ' '):04X} left in the text",
+        lambda r: (
+            f"invisible character U+{ord(_first(INVISIBLE, r['text'])[-1:] or ' '):04X} left in the text"
+        ),
     ),
     RecordCheck(
         "lang_iso639_1",

@@ -75,7 +75,7 @@ def test_latex_like_input_never_raises_and_is_idempotent(text):
 prose = st.lists(
     st.sampled_from(
         [
-            *"ab αé-'~*_$`\\\n\t\xa0\u3000\u00ad\u200b",
+            *"ab αé-'~*_$`\\\n\t\xa0\u3000\u00ad\u200b\u200c\u200dمی",
             "word",
             "Word",
             "intro- duce",
@@ -243,6 +243,25 @@ def test_the_residue_check_accepts_every_output_without_a_math_span_or_a_command
     out = clean_text(text).text
     flagged = bool(has_latex_residue(pd.Series([out], dtype="str"))[0])
     assert flagged == bool(find_math_spans(out) or re.search(r"\\[A-Za-z]+|\\[%&${}]", out))
+
+
+@given(prose)
+def test_no_cleaned_text_fails_the_invisible_characters_check(text):
+    """The cleaner and the record check agree on which zero-width (non-)joiners are spelling."""
+    import pandas as pd
+
+    from checks.domain import INVISIBLE
+
+    assert not pd.Series([clean_text(text).text], dtype="str").str.contains(INVISIBLE, regex=True)[0]
+
+
+def test_joiners_of_persian_and_indic_spelling_are_kept_and_stray_ones_removed():
+    persian = "از آنجا که شناسائی حیثیت ذاتی اعضای خانواده بشری می‌خواهد که حقوق یکسان باشد"
+    bengali = "প্রত্যেকের‌ই সে সমাজের প্রতি পালনীয় কর্তব্য রয়েছে"
+    for text in (persian, bengali, "family 👩‍🔬 emoji"):
+        assert clean_text(text).text == text and "invisible_chars" not in clean_text(text).fixes
+    cleaned = clean_text("a stray\u200c joiner \u200dhere")
+    assert cleaned.text == "a stray joiner here" and "invisible_chars" in cleaned.fixes
 
 
 def test_bidi_controls_are_removed_and_recorded():
