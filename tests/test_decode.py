@@ -6,6 +6,11 @@ from hypothesis import strategies as st
 
 from corpus_hygiene.ingest.decode import BinaryContent, decode_bytes
 
+from .conftest import SHARED
+
+UDHR = SHARED / "lid" / "udhr"
+needs_udhr = pytest.mark.skipif(not UDHR.is_dir(), reason="../shared/lid/udhr is not present")
+
 TEXT = "ICLR 2026 论文列表\n\n“Quoted” naïve café — 本文では手法を提案する。\n"
 
 
@@ -143,3 +148,65 @@ def test_utf16_and_utf32_without_bom_are_read_in_english_and_chinese(codec, lang
     decoded = decode_bytes(WIDE_TEXTS[lang].encode(codec))
     assert (decoded.text, decoded.encoding) == (WIDE_TEXTS[lang], codec)
     assert decoded.repairs == ((codec[:3] + codec[4:6]) + "_without_bom",)
+
+
+LEGACY = {  # a sentence of ours in a script whose files were long written in that code page
+    "cp1256": "نقترح طريقة جديدة لتصنيف النصوص العلمية ونقيس دقتها على ثلاث مجموعات من البيانات.",
+    "cp1255": "אנו מציעים שיטה חדשה לסיווג תקצירים מדעיים ובודקים אותה על שלושה מאגרי נתונים.",
+    "cp874": "เราเสนอวิธีใหม่สำหรับการจัดหมวดหมู่บทคัดย่อทางวิทยาศาสตร์และทดสอบกับข้อมูลสามชุด",
+    "koi8_u": "Ми пропонуємо новий метод класифікації наукових анотацій і перевіряємо його на трьох наборах.",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("Siūlome naują būdą mokslinių santraukų kalbai nustatyti ir išbandome jį su žmonių anotacijomis.",
+         "cp1257"),
+        ("Új módszert javasolunk, amely az első lépésben több nyelvű gyűjteményt használ, és a kérdőívek "
+         "adatain mérjük.", "iso8859_2"),
+    ],
+)  # fmt: skip
+def test_latin_code_pages_are_told_apart_by_the_words_they_spell(text, codec):
+    """cp1252 readings of these bytes are as plausible to charset detection ("þmoniø", "elsõ"); the
+    reading whose accented words the language knows is the one taken."""
+    text = "ICLR 2026 Papers\n\n" + "\n\n".join([text] * 3) + "\n"
+    assert decode_bytes(text.encode(codec)).text == text
+
+
+@pytest.mark.parametrize("codec", sorted(LEGACY))
+def test_legacy_code_pages_of_arabic_hebrew_thai_and_ukrainian_are_read(codec):
+    text = "ICLR 2026 Papers\n\n" + "\n\n".join([LEGACY[codec]] * 3) + "\n"
+    decoded = decode_bytes(text.encode(codec))
+    assert decoded.text == text and decoded.encoding == codec
+
+
+# The UDHR in each language's legacy code page. Not told apart: Estonian in cp1257 (read as cp1250:
+# wordfreq has no Estonian list to check its words against) and Romanian in Latin-10 (read as cp1250,
+# "ş" for "ș").
+UDHR_CODE_PAGES = {
+    **dict.fromkeys("fr de es pt it nl da sv no fi ca en".split(), "cp1252"),
+    **dict.fromkeys("cs pl hr sl".split(), "cp1250"),
+    **dict.fromkeys("lt lv".split(), "cp1257"),
+    **dict.fromkeys("hu sk".split(), "iso8859_2"),
+    **dict.fromkeys("ru bg mk".split(), "cp1251"),
+    "uk": "koi8_u", "el": "cp1253", "tr": "cp1254", "he": "cp1255", "ar": "cp1256", "th": "cp874",
+    "vi": "cp1258", "ja": "shift_jis", "zh-cn": "gb18030", "zh-tw": "big5", "ko": "cp949",
+}  # fmt: skip
+
+
+@needs_udhr
+@pytest.mark.parametrize("lang", sorted(UDHR_CODE_PAGES))
+def test_the_udhr_in_its_legacy_code_page_reads_as_written(lang):
+    codec = UDHR_CODE_PAGES[lang]
+    lines = [line.strip() for line in (UDHR / f"{lang}.txt").read_text("utf-8").splitlines()]
+    written = []
+    for line in lines:
+        try:
+            line.encode(codec)
+        except UnicodeEncodeError:
+            continue  # a character the code page lacks
+        if len(line) > 80:
+            written.append(line)
+    text = "ICLR 2026 Papers\n\n" + "\n\n".join(written[:8]) + "\n"
+    assert decode_bytes(text.encode(codec)).text == text

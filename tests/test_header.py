@@ -17,6 +17,10 @@ from corpus_hygiene.ingest.header import parse_header
         ("\ufeffCVPR 2024: Accepted Papers", "CVPR", 2024, "Accepted Papers", "en"),
         ("ICML 2023", "ICML", 2023, "", "und"),
         ("2024 年 EMNLP 論文リスト", "EMNLP", 2024, "年 論文リスト", "ja"),
+        ("ICLR-2026 accepted papers", "ICLR", 2026, "accepted papers", "en"),
+        ("Liste der Beiträge, CVPR 2025", "CVPR", 2025, "Liste der Beiträge", "de"),
+        ("قائمة أوراق ICLR 2026", "ICLR", 2026, "قائمة أوراق", "ar"),
+        ("רשימת מאמרים ICML 2024", "ICML", 2024, "רשימת מאמרים", "he"),
     ],
 )
 def test_venue_year_and_label_in_any_order_and_language(line, venue, year, label, lang):

@@ -16,8 +16,11 @@ import codecs
 import re
 
 from charset_normalizer import from_bytes
+from wordfreq import available_languages
 
+from corpus_hygiene.language.detect import detect_language
 from corpus_hygiene.models import Decoded
+from corpus_hygiene.wordlists import zipf
 
 _BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
     (codecs.BOM_UTF32_LE, "utf_32_le", "utf_32"),
@@ -27,7 +30,9 @@ _BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
     (codecs.BOM_UTF16_BE, "utf_16_be", "utf_16"),
 )
 
-# Encodings charset detection may choose from. Order matters only for ties.
+# Encodings charset detection may choose from: the legacy code pages of the scripts abstracts are written
+# in (Western and Central European, Cyrillic, Greek, Turkish, Hebrew, Arabic, Thai, Vietnamese, CJK).
+# Order matters only for ties.
 CANDIDATE_ENCODINGS = (
     "cp1252",
     "gb18030",
@@ -37,11 +42,26 @@ CANDIDATE_ENCODINGS = (
     "cp949",
     "cp1251",
     "koi8_r",
+    "koi8_u",
     "cp1250",
     "cp1253",
     "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp874",
+    "cp1258",
+    "cp1257",
+    "iso8859_2",
+    "iso8859_16",
     "iso8859_15",
 )
+# Latin-script code pages differ only in their accented letters, which charset detection often cannot
+# tell apart (Lithuanian in cp1257 reads as cp1252 "Atsiþvelgdama"): among these, the reading whose
+# accented words are words of the text's language wins (``_known_share``).
+LATIN_CODE_PAGES = frozenset(
+    ("cp1252", "cp1250", "cp1254", "cp1257", "cp1258", "iso8859-2", "iso8859-15", "iso8859-16")
+)
+_ACCENTED_WORD = re.compile(r"\b[^\W\d_]*[^\W\d_a-zA-Z][^\W\d_]*\b")
 
 # C0 controls other than tab, LF, VT, FF, CR; plus DEL. Not the C1 block (U+0080-U+009F): in decoded
 # text those come from mojibake (cp1252's undefined bytes passed through), which cleaning repairs.
@@ -136,6 +156,16 @@ def _check_not_binary(text: str) -> None:
         )
 
 
+def _known_share(text: str) -> float:
+    """The share of the text's distinct accented words that its language's word list knows (0 when
+    wordfreq has no list for it)."""
+    lang = detect_language(text[:3000]).code
+    words = set(_ACCENTED_WORD.findall(text[:20_000].lower()))
+    if not words or lang not in available_languages(wordlist="small"):
+        return 0.0
+    return sum(zipf(w, lang, "small") > 0 for w in words) / len(words)
+
+
 def decode_bytes(data: bytes) -> Decoded:
     """Decode one file's bytes. Raises BinaryContent for anything that is not text.
 
@@ -199,6 +229,11 @@ def decode_bytes(data: bytes) -> Decoded:
     )
     if best is None:
         raise BinaryContent("no text encoding fits these bytes")
+    latin = [m for m in matches if codecs.lookup(m.encoding).name in LATIN_CODE_PAGES]
+    if len(latin) > 1 and best in latin:
+        shares = [_known_share(str(m)) for m in latin]
+        if max(shares) > 0:
+            best = latin[shares.index(max(shares))] if max(shares) > shares[latin.index(best)] else best
     text = str(best)
     _check_not_binary(text)
     confidence = round(max(0.0, 1.0 - float(best.chaos)), 3)  # chaos: charset-normalizer's mess ratio

@@ -20,7 +20,7 @@ MAX_HEADER_WORDS = 16
 _YEAR = re.compile(r"(?<![\d.,])(19[5-9]\d|20\d\d|2100)(?![\d.,%]|\s*[%‰])")
 # An acronym-like token: starts with a capital, has >= 2 capitals in all, Latin letters/digits/&/-.
 _VENUE = re.compile(r"(?<![\w])((?=(?:[A-Za-z0-9&-]*[A-Z]){2})[A-Z][A-Za-z0-9&-]*[A-Za-z0-9])(?!\w)")
-_DECORATION = re.compile(r"^[\s#*=>|:–—-]+|[\s#*=|:–—-]+$")
+_DECORATION = re.compile(r"^[\s#*=>|:–—-]+|[\s#*=|:,;–—-]+$")
 _SEPARATORS = re.compile(r"\s*[:：|–—]\s*|\s{2,}")
 
 
@@ -42,17 +42,18 @@ def parse_header(line: str, line_no: int) -> Header | None:
         return None  # every header names its year; a first line without one is prose or junk
     if text.endswith((".", "。", "?", "!")) and len(text.split()) > 4:
         return None  # a sentence that happens to contain a year
+    spans, venue = [year_match.span()], None
+    if venue_match:
+        # "ICLR-2026": the year is not part of the venue's name
+        end = year_match.start() if venue_match.start() < year_match.start() < venue_match.end() else None
+        venue = venue_match.group(1)[: end and end - venue_match.start()].rstrip("-") or None
+        spans.append((venue_match.start(), end or venue_match.end()))
     rest = text
-    for match in sorted(filter(None, (year_match, venue_match)), key=lambda m: -m.start()):
-        rest = rest[: match.start()] + " " + rest[match.end() :]
+    for start, end in sorted(spans, reverse=True):
+        rest = rest[:start] + " " + rest[end:]
     label = _DECORATION.sub("", _SEPARATORS.sub(" ", rest)).strip()
     label = re.sub(r"\s+", " ", label)
     lang = detect_language(label).code if label else UNDETERMINED
     return Header(
-        line=line_no,
-        text=text,
-        venue=venue_match.group(1) if venue_match else None,
-        year=int(year_match.group(1)) if year_match else None,
-        label=label,
-        label_lang=lang,
+        line=line_no, text=text, venue=venue, year=int(year_match.group(1)), label=label, label_lang=lang
     )
