@@ -18,7 +18,7 @@ import pandas as pd
 import pandera.extensions as extensions
 
 from corpus_hygiene.clean.latex.spans import latex_residue
-from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES, CJK_CHARS
+from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES, CJK_CHARS, SHORT_WORD_LANGUAGES
 
 ISO_639_1 = frozenset(
     (
@@ -125,6 +125,13 @@ def has_latex_residue(text: pd.Series) -> pd.Series:
     return out.astype(bool)
 
 
+def _shortest(lang, min_mean_word_length: float):
+    """The lowest mean word length allowed: a letter less in the languages of short words."""
+    if isinstance(lang, str):
+        return min_mean_word_length - (lang in SHORT_WORD_LANGUAGES)
+    return min_mean_word_length - lang.isin(SHORT_WORD_LANGUAGES).astype(float)
+
+
 def _first(pattern: str, text: str) -> str:
     found = re.search(pattern, text)
     return found.group(0) if found else ""
@@ -182,11 +189,14 @@ RECORD_CHECKS: tuple[RecordCheck, ...] = (
         ("min_mean_word_length", "max_mean_word_length"),
         lambda df, min_mean_word_length, max_mean_word_length: (
             df["lang"].isin(CHARACTER_WORD_LANGUAGES)
-            | df["mean_word_length"].between(min_mean_word_length, max_mean_word_length)
+            | (
+                (df["mean_word_length"] >= _shortest(df["lang"], min_mean_word_length))
+                & (df["mean_word_length"] <= max_mean_word_length)
+            )
         ),
         lambda r, min_mean_word_length, max_mean_word_length: (
             f"words of {r['mean_word_length']:.1f} characters on average; the policy allows "
-            f"{min_mean_word_length:g} to {max_mean_word_length:g}"
+            f"{_shortest(r['lang'], min_mean_word_length):g} to {max_mean_word_length:g}"
         ),
     ),
     RecordCheck(

@@ -10,7 +10,7 @@ from checks.gates import evaluate_gates, schema_failures
 from checks.routing import candidate_frame, route
 from checks.schemas import TABLES, to_frame
 
-from .conftest import signal_columns
+from .conftest import SHARED, signal_columns
 
 GOOD = (
     "We study how annotation noise propagates through a pipeline of detectors and taggers, and show that "
@@ -173,6 +173,42 @@ def test_genuine_text_passes_every_check(genuine, lang, policy):
 )
 def test_text_of_other_languages_that_looks_like_a_placeholder_or_mojibake_passes(genuine, lang, policy):
     assert route(candidate_frame([row(text=genuine, lang=lang)]), policy) == []
+
+
+@pytest.mark.parametrize(
+    ("genuine", "lang"),
+    [  # short words: a syllable a word (Vietnamese), short vowels unwritten (Persian, Urdu)
+        ("Chúng tôi đề xuất một cách mới để xếp loại tóm tắt và thử nó trên ba bộ dữ liệu mở.", "vi"),
+        ("ما یک روش نو برای رده بندی چکیده ها پیشنهاد می کنیم و آن را روی سه مجموعه داده می سنجیم.", "fa"),
+        # Thai's few letters repeat as character n-grams in any text
+        ("งานวิจัยนี้เสนอวิธีการใหม่ในการจำแนกบทคัดย่อทางวิทยาศาสตร์ ทดลองกับข้อมูลสามชุด และพบว่าแม่นยำกว่าเดิม", "th"),
+    ],
+)  # fmt: skip
+def test_prose_of_short_words_and_of_thai_passes_the_word_checks(genuine, lang, policy):
+    assert route(candidate_frame([row(text=genuine, lang=lang)]), policy) == []
+
+
+@pytest.mark.skipif(not (SHARED / "lid" / "udhr").is_dir(), reason="../shared/lid/udhr is not present")
+@pytest.mark.parametrize("lang", ["fa", "th", "ur", "vi"])
+def test_no_udhr_line_of_these_languages_fails_a_word_check(lang, policy):
+    """Thai's short lines repeat letters, not phrases; Persian, Urdu and Vietnamese lines go below 3
+    letters a word."""
+    from corpus_hygiene.clean import clean_text
+
+    path = SHARED / "lid" / "udhr" / f"{lang}.txt"
+    texts = [clean_text(line).text for line in path.read_text("utf-8").splitlines() if len(line) > 50]
+    failures = route(candidate_frame([row(text=t, lang=lang) for t in texts]), policy)
+    assert [f.detail for f in failures if f.reason in ("mean_word_length", "repeated_ngrams")] == []
+
+
+def test_letter_spacing_and_repeated_phrases_still_fail_in_those_languages(policy):
+    spaced = row(
+        text="C h ú n g t ô i đ ề x u ấ t m ộ t c á c h m ớ i đ ể x ế p l o ạ i t ó m t ắ t", lang="vi"
+    )
+    filler = row(text="ซื้อเลยวันนี้ ซื้อเลยวันนี้ ซื้อเลยวันนี้ ซื้อเลยวันนี้ ซื้อเลยวันนี้ ซื้อเลยวันนี้", lang="th")
+    failures = route(candidate_frame([spaced, filler]), policy)
+    assert [(f.index, f.reason) for f in failures] == [(0, "mean_word_length"), (1, "repeated_ngrams")]
+    assert failures[0].detail.startswith("words of 1.0 characters on average; the policy allows 2 to 12")
 
 
 def test_several_failures_give_one_row_naming_the_others(policy):

@@ -162,7 +162,8 @@ def signals_of(text: str, lang: str) -> Signals:
         stopword_share=(
             None if stops is None else (sum(1 for w in tokens if w in stops) / len(tokens) if tokens else 0.0)
         ),
-        repeated_ngram_share=repeated_ngram_share(tokens),
+        # Thai's few letters repeat as n-grams in any text: its repeats are read over its phrases
+        repeated_ngram_share=repeated_ngram_share(text.casefold().split() if lang == "th" else tokens),
         n_urls=len(_URL.findall(text)) if "://" in text or "www." in text.lower() else 0,
         pii=count_contacts(text),
     )
