@@ -40,6 +40,29 @@ def test_long_latin_text_is_detected_and_deterministic():
     assert result.confidence > 0.9
 
 
+def test_english_by_its_common_words_and_only_english():
+    english = (
+        "We show that the model learns the task from a few examples, and that this holds when the data "
+        "is noisy; we also find that it is not the size of the model that matters."
+    )
+    found = detect_language(english)
+    assert (found.code, found.confidence, found.method) == ("en", 1.0, "common_words")
+    # ASCII text of languages whose common words English shares ("a", "i", "at", "to") or wordfreq lacks
+    for text, code in [
+        ("Y mae gan bawb hawl i addysg a dylai hyn fod yn rhad ac am ddim yn y camau cyntaf o leiaf.", "cy"),
+        (
+            "Kami mengusulkan metode baru untuk mengklasifikasikan abstrak dan mengujinya pada tiga data.",
+            "id",
+        ),
+        (
+            "Tunapendekeza njia mpya ya kuainisha muhtasari wa kisayansi na tunaijaribu kwenye data tatu.",
+            "sw",
+        ),
+    ]:
+        found = detect_language(text)
+        assert (found.code, found.method) == (code, "langdetect"), text
+
+
 def test_chinese_abstract_with_english_terms_stays_chinese():
     assert detect_language("我们在 BERT 和 GPT-2 上评估了该方法，结果表明其性能优于基线。").code == "zh"
 
@@ -94,6 +117,16 @@ def test_udhr_every_length_at_least_seeded_langdetect_and_long_paragraphs_right(
         assert row["project"] >= row["langdetect"], (b, row)
     assert accuracy(udhr, lambda code, x: x == "> 200")["project"] >= 0.99
     assert accuracy(udhr, lambda code, x: x != "< 50")["project"] >= 0.99
+
+
+def test_no_udhr_line_but_english_is_taken_for_english_by_its_common_words():
+    from benchmarks.bench_language import UDHR, udhr_texts
+    from corpus_hygiene.language.detect import _english_by_common_words, window
+
+    if not UDHR.is_dir():
+        pytest.skip("../shared/lid/udhr is not present")
+    taken = {code for code, line in udhr_texts() if _english_by_common_words(window(line))}
+    assert taken == {"en"}
 
 
 def test_udhr_required_languages_never_below_seeded_langdetect(udhr):
