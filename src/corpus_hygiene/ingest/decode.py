@@ -166,6 +166,31 @@ def _known_share(text: str) -> float:
     return sum(zipf(w, lang, "small") > 0 for w in words) / len(words)
 
 
+def _detected(data: bytes):
+    """charset-normalizer's best reading of ``data`` among ``CANDIDATE_ENCODINGS``: ties go to the more
+    common encoding (its own ``best()`` breaks them arbitrarily: cp1250 and cp1252 read "naïve" as
+    "naďve" with the same scores), Latin-script pages to the reading whose words the language knows."""
+    matches = list(from_bytes(data, cp_isolation=list(CANDIDATE_ENCODINGS)))
+    rank = {codecs.lookup(name).name: i for i, name in enumerate(CANDIDATE_ENCODINGS)}
+    best = min(
+        matches,
+        key=lambda m: (
+            round(m.chaos, 3),
+            -round(m.coherence, 3),
+            rank.get(codecs.lookup(m.encoding).name, 99),
+        ),
+        default=None,
+    )
+    if best is None:
+        raise BinaryContent("no text encoding fits these bytes")
+    latin = [m for m in matches if codecs.lookup(m.encoding).name in LATIN_CODE_PAGES]
+    if len(latin) > 1 and best in latin:
+        shares = [_known_share(str(m)) for m in latin]
+        if max(shares) > shares[latin.index(best)]:
+            best = latin[shares.index(max(shares))]
+    return best
+
+
 def decode_bytes(data: bytes) -> Decoded:
     """Decode one file's bytes. Raises BinaryContent for anything that is not text.
 
@@ -214,26 +239,7 @@ def decode_bytes(data: bytes) -> Decoded:
         _check_not_binary(mostly[0])
         return Decoded(text=mostly[0], encoding="utf_8", confidence=0.9, repairs=mostly[1])
 
-    matches = list(from_bytes(data, cp_isolation=list(CANDIDATE_ENCODINGS)))
-    # charset-normalizer's own best() breaks ties arbitrarily (cp1250 vs cp1252 read "naïve" as
-    # "naďve" with the same scores); ties go to the more common encoding, first in our list.
-    rank = {codecs.lookup(name).name: i for i, name in enumerate(CANDIDATE_ENCODINGS)}
-    best = min(
-        matches,
-        key=lambda m: (
-            round(m.chaos, 3),
-            -round(m.coherence, 3),
-            rank.get(codecs.lookup(m.encoding).name, 99),
-        ),
-        default=None,
-    )
-    if best is None:
-        raise BinaryContent("no text encoding fits these bytes")
-    latin = [m for m in matches if codecs.lookup(m.encoding).name in LATIN_CODE_PAGES]
-    if len(latin) > 1 and best in latin:
-        shares = [_known_share(str(m)) for m in latin]
-        if max(shares) > 0:
-            best = latin[shares.index(max(shares))] if max(shares) > shares[latin.index(best)] else best
+    best = _detected(data)
     text = str(best)
     _check_not_binary(text)
     confidence = round(max(0.0, 1.0 - float(best.chaos)), 3)  # chaos: charset-normalizer's mess ratio
