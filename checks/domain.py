@@ -18,6 +18,7 @@ import pandas as pd
 import pandera.extensions as extensions
 
 from corpus_hygiene.clean.latex.spans import latex_residue
+from corpus_hygiene.clean.normalise import STRAY_JOINERS
 from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES, CJK_CHARS, SHORT_WORD_LANGUAGES
 
 ISO_639_1 = frozenset(
@@ -31,8 +32,6 @@ ISO_639_1 = frozenset(
     ).split()
 ) | {"und"}
 
-# UTF-8 read as cp1252 or Latin-1: "Ã©", "Â°", "â€™", "â„¢", or a replacement character. After "â" a
-# curly quote counts only when a third byte's character follows ("â”€"): Welsh writes "â’r" and "â’i".
 # the characters a UTF-8 continuation byte (0x80–0xBF) reads as in Latin-1 or cp1252
 _BYTE = "".join(
     sorted(
@@ -40,15 +39,16 @@ _BYTE = "".join(
         | {bytes([b]).decode("cp1252", "ignore") for b in range(0x80, 0xC0)}
     )
 )
+# UTF-8 read as cp1252 or Latin-1: "Ã©", "Â°", "â€™", "â„¢", or a replacement character. After "â" a
+# curly quote counts only when a third byte's character follows ("â”€"): Welsh writes "â’r" and "â’i".
 MOJIBAKE_RESIDUE = (
     "[ÂÃ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|â[\u0080-\u00bf\u201a\u201e\u20ac\u2122]"
     f"|â[\u2018\u2019\u201c\u201d][{_BYTE}]|\ufffd"
 )
-# clean/normalise.py's rule, without look-behind (pyarrow's regex has none): a zero-width (non-)joiner
-# is invisible debris at the start, after a space or after ASCII only
+# a zero-width (non-)joiner counts where the cleaner removes it (``STRAY_JOINERS``)
 INVISIBLE = (
     "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
-    "|(?:^|[\\s\u0000-\u007f])[\u200c\u200d]"
+    f"|{STRAY_JOINERS}"
 )
 _NOT_ALNUM = re.compile(r"[\W_]+")
 

@@ -12,13 +12,15 @@ import unicodedata
 from corpus_hygiene.language.scripts import char_class
 
 # C0/C1 controls (tab and line breaks are whitespace, handled below), zero-width and bidi formatting
-# characters, the BOM and word joiner. The soft hyphen is the PDF stage's business. The zero-width
-# (non-)joiner after a non-ASCII letter is spelling (Persian می‌خواهم, Indic conjuncts, emoji sequences):
-# kept; at the start, after a space or after ASCII it is debris.
+# characters, the BOM and word joiner. The soft hyphen is the PDF stage's business.
 _INVISIBLE = re.compile(
     r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 )
-_STRAY_JOINERS = re.compile(r"(?<![^\s\x00-\x7f])[\u200c\u200d]+")
+# The zero-width (non-)joiner after a non-ASCII letter is spelling (Persian می‌خواهم, Indic conjuncts,
+# emoji sequences): kept; at the start, after a space or after ASCII it is debris. No look-behind: the
+# record check (checks/domain.py) reads the same pattern with pyarrow's regex, which has none.
+STRAY_JOINERS = r"(?:^|[\s\x00-\x7f])[\u200c\u200d]+"
+_STRAY_JOINERS = re.compile(STRAY_JOINERS)
 _SPACE_RUN = re.compile(r"\s+")
 _CJK = char_class("kana", "han") + "\u3000-\u303f\uff00-\uffef"  # and CJK punctuation, full-width forms
 # A line break between two CJK characters is a hard wrap, not a word space: Chinese and Japanese
@@ -37,7 +39,7 @@ def remove_invisible_chars(text: str) -> str:
     >>> remove_invisible_chars("access \\u202e\\u2066level\\u2069\\u202c granted")  # Trojan Source
     'access level granted'
     """
-    return _STRAY_JOINERS.sub("", _INVISIBLE.sub("", text))
+    return _STRAY_JOINERS.sub(lambda m: m.group().rstrip("\u200c\u200d"), _INVISIBLE.sub("", text))
 
 
 def collapse_whitespace(text: str) -> str:

@@ -16,9 +16,8 @@ import codecs
 import re
 
 from charset_normalizer import from_bytes
-from wordfreq import available_languages
 
-from corpus_hygiene.language.detect import detect_language
+from corpus_hygiene.language.detect import WORDFREQ_LISTS, detect_language
 from corpus_hygiene.models import Decoded
 from corpus_hygiene.wordlists import zipf
 
@@ -159,11 +158,11 @@ def _check_not_binary(text: str) -> None:
 def _known_share(text: str) -> float:
     """The share of the text's distinct accented words that its language's word list knows (0 when
     wordfreq has no list for it)."""
-    lang = detect_language(text[:3000]).code
+    wordlist = WORDFREQ_LISTS.get(detect_language(text[:3000]).code)
     words = set(_ACCENTED_WORD.findall(text[:20_000].lower()))
-    if not words or lang not in available_languages(wordlist="small"):
+    if not words or wordlist is None:
         return 0.0
-    return sum(zipf(w, lang, "small") > 0 for w in words) / len(words)
+    return sum(zipf(w, wordlist, "small") > 0 for w in words) / len(words)
 
 
 def _detected(data: bytes):

@@ -44,10 +44,11 @@ def parse_header(line: str, line_no: int) -> Header | None:
         return None  # a sentence that happens to contain a year
     spans, venue = [year_match.span()], None
     if venue_match:
-        # "ICLR-2026": the year is not part of the venue's name
-        end = year_match.start() if venue_match.start() < year_match.start() < venue_match.end() else None
-        venue = venue_match.group(1)[: end and end - venue_match.start()].rstrip("-") or None
-        spans.append((venue_match.start(), end or venue_match.end()))
+        start, stop = venue_match.span()
+        if start < year_match.start() < stop:  # "ICLR-2026": the year is not part of the venue's name
+            stop = year_match.start()
+        venue = text[start:stop].rstrip("-") or None
+        spans.append((start, stop))
     rest = text
     for start, end in sorted(spans, reverse=True):
         rest = rest[:start] + " " + rest[end:]
