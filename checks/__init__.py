@@ -35,6 +35,10 @@ class Policy:
     max_paragraph_chars: int = 200_000  # longer input paragraphs are quarantined unread (oversized_record)
     quality: dict = field(default_factory=dict)  # [quality] table: limits on signals.py's signals
     contacts: str = "keep"  # e-mails and phone numbers in a text: keep, mask or quarantine
+    reference: dict = field(default_factory=dict)  # [reference] table; its paths absolute
+
+    def reference_paths(self) -> list[str]:
+        return list(self.reference.get("paths", ()))
 
     def file_limit(self, max_file_mb: float | None = None) -> int:
         """Largest file read, in bytes: ``max_file_mb`` (the command line's) when given, else the policy's."""
@@ -121,6 +125,9 @@ def load_policy(path: Path | str | None = None) -> Policy:
         max_paragraph_chars=model.record.max_paragraph_chars,
         quality=model.quality.model_dump(),
         contacts=model.contacts.action,
+        # a reference's path is read from the policy file's folder, wherever the run starts
+        reference=model.reference.model_dump()
+        | {"paths": [str(policy_path.parent / p) for p in model.reference.paths]},
     )
     try:
         policy.dedup_config()

@@ -82,6 +82,16 @@ class Gates(BaseModel):
     max_processing_error_share: float = Field(default=0.01, ge=0.0, le=1.0)
 
 
+class Reference(BaseModel):
+    model_config = _STRICT
+    paths: list[str] = []
+    text_column: str = Field("text", min_length=1)
+    contamination_ngram: int = Field(8, ge=1, le=64)
+    contamination_min_words: int = Field(6, ge=1, le=10_000)
+    contamination_max_words: int = Field(64, ge=1, le=10_000)
+    contamination_threshold: float = Field(0.8, gt=0.0, le=1.0)
+
+
 # What each dedup parameter may be (a parameter not named here takes any value of its type).
 _NGRAM = {"ge": 1, "le": 8}
 _DEDUP_RANGES = {
@@ -137,6 +147,7 @@ class PolicyFile(BaseModel):
     checks: Checks
     gates: Gates
     dedup: Dedup = Field(default_factory=Dedup)  # type: ignore[valid-type]
+    reference: Reference = Field(default_factory=Reference)
 
 
 def _models_at(loc: tuple) -> type[BaseModel] | None:

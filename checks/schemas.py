@@ -39,8 +39,10 @@ from checks.domain import (  # noqa: E402
     register_with_pandera,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 REF = r"^.+:\d+$"  # source_file:line
+ROW = r"^.+#\d+$"  # a reference's file#row
+RECORD_ID = r"^[0-9a-f]{32}$"
 # the Arrow types of the columns pandas holds as objects
 PII_TYPE = pyarrow.struct(
     [
@@ -167,29 +169,47 @@ class RecordsModel(pa.DataFrameModel):
 
 
 class DuplicatesModel(pa.DataFrameModel):
-    """One row per dropped duplicate, pointing at the record it duplicates."""
+    """One row per dropped duplicate, pointing at the record it duplicates: a kept record, or a
+    reference's row (kind 'reference')."""
 
     source_file: Series[str] = pa.Field(str_length={"min_value": 1}, description="where the dropped copy was")
     source_line: Series[pd.Int32Dtype] = pa.Field(ge=1, description="its first line")
     canonical_id: Series[str] = pa.Field(
-        str_matches=r"^[0-9a-f]{32}$", description="record_id of the kept copy in records.parquet"
+        nullable=True,
+        description="record_id of the kept copy in records.parquet; for kind 'reference', the reference "
+        "row's id (its record_id or id column; null when it has neither)",
     )
-    canonical_ref: Series[str] = pa.Field(str_matches=REF, description="source_file:line of the kept copy")
+    canonical_ref: Series[str] = pa.Field(
+        description="source_file:line of the kept copy; for kind 'reference', file#row (0-based) in the "
+        "reference"
+    )
     kind: Series[str] = pa.Field(
-        isin=["exact", "near"],
-        description="'exact' (same dedup key) or 'near' (verified similarity at or above the threshold)",
+        isin=["exact", "near", "reference"],
+        description="'exact' (same dedup key), 'near' (verified similarity at or above the threshold) or "
+        "'reference' (an exact or near copy of a row of the reference named in 'reference')",
     )
     similarity: Series[float] = pa.Field(
-        ge=0.0, le=1.0, description="verified similarity to the kept copy (1.0 for exact)"
+        ge=0.0, le=1.0, description="verified similarity to the kept copy or reference row (1.0 for exact)"
     )
     reason: Series[str] = pa.Field(
         str_length={"min_value": 1}, description="why the kept copy was chosen over this one"
+    )
+    reference: Series[str] = pa.Field(
+        nullable=True, description="for kind 'reference': the reference, as the run named it (path)"
     )
     text_raw: Series[str] = pa.Field(description="the dropped copy as decoded")
 
     @pa.dataframe_check(name="exact_means_similarity_1")
     def _exact(cls, df: pd.DataFrame) -> Series[bool]:
         return (df["kind"] != "exact") | (df["similarity"] == 1.0)
+
+    @pa.dataframe_check(name="pointer_of_its_kind")
+    def _pointer(cls, df: pd.DataFrame) -> Series[bool]:
+        """A kept copy: its id and source_file:line; a reference row: the reference and its file#row."""
+        ours = df["kind"] != "reference"
+        kept = df["canonical_id"].fillna("").str.fullmatch(RECORD_ID) & df["canonical_ref"].str.fullmatch(REF)
+        theirs = df["reference"].notna() & df["canonical_ref"].str.fullmatch(ROW)
+        return (ours & kept & df["reference"].isna()) | (~ours & theirs)
 
     class Config:
         strict = True

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,8 @@ from corpus_hygiene.publish.dataset import (
 from corpus_hygiene.publish.lock import DatasetBusy, dataset_lock
 from corpus_hygiene.publish.metrics import build_metrics, manifest_from_metrics
 from corpus_hygiene.publish.owner import overlap_problem
+from corpus_hygiene.reference.index import IndexedReference, contamination_of, load_all
+from corpus_hygiene.reference.source import Reference, ReferenceError, open_references
 from corpus_hygiene.report import write_reports
 from corpus_hygiene.runinfo import new_run_id
 from corpus_hygiene.runtime import return_freed_memory, trim_freed_memory
@@ -57,7 +60,7 @@ from flows.outcome import RunOutcome, announce, publish_artifacts, summary_of
 
 NO_CACHE_TASK = {"cache_policy": NO_CACHE}  # the per-file cache is ours (incremental/), keyed on content
 # A stage's failure the run reports (exit 1, the report when there is one), not a crash.
-STAGE_ERRORS = (InputRootError, AccountingError, PolicyError, ClusterLost, StagingError)
+STAGE_ERRORS = (InputRootError, AccountingError, PolicyError, ClusterLost, StagingError, ReferenceError)
 
 discover_sources = task(name="discover_sources", **NO_CACHE_TASK)(discover)
 assemble_dataset = task(name="assemble_dataset", **NO_CACHE_TASK)(assemble)
@@ -156,12 +159,16 @@ def hygiene_flow(
     workers: int = 1,
     dask_address: str | None = None,
     wait_seconds: float = 0.0,
+    references: list[str] | None = None,
+    reference_text_column: str | None = None,
 ):
     """``workers`` > 1: the per-file work on a local Dask cluster of that many processes, made for the
     stage and closed after it; ``dask_address``: on that Dask scheduler's workers, and the near-duplicate
     search there too (a full search; a re-run with the memo searches around its new texts, here).
     ``wait_seconds``: how long to wait for another run writing the same dataset (one at a time).
-    Folders left out are read from Prefect variables or the environment (``folder``)."""
+    ``references``: datasets to check the run against, after the policy's (``reference/``), their text
+    in ``reference_text_column`` (default: the policy's). Folders left out are read from Prefect
+    variables or the environment (``folder``)."""
     return_freed_memory()  # here, not in the CLI: a deployment's runs start in Prefect's own process
     folders = (input_dir, dataset_dir, reports_dir)
     run = Run(new_run_id(), *map(folder, FOLDER_DEFAULTS, folders), get_run_logger())
@@ -171,7 +178,8 @@ def hygiene_flow(
         with dataset_lock(run.dataset_dir, f"run {run.run_id} (pid {os.getpid()})", wait_seconds):
             beside.remove_staged_records()
             try:
-                state = _stages(run, policy_path, max_file_mb, use_cache, workers, dask_address)
+                given = (references or [], reference_text_column)
+                state = _stages(run, policy_path, max_file_mb, use_cache, workers, dask_address, given)
             except Stop as stop:
                 state = stop.state
             finally:
@@ -183,7 +191,9 @@ def hygiene_flow(
     return state
 
 
-def _stages(run: Run, policy_path, max_file_mb, use_cache: bool, workers: int, dask_address) -> State:
+def _stages(
+    run: Run, policy_path, max_file_mb, use_cache: bool, workers: int, dask_address, given: tuple
+) -> State:
     """The run itself, under the dataset's lock; a stage that ends it early raises ``Stop``."""
     try:
         policy = load_policy(policy_path)
@@ -191,11 +201,15 @@ def _stages(run: Run, policy_path, max_file_mb, use_cache: bool, workers: int, d
             raise run.failed(problem)
         discovery = run.timed("discover", discover_sources, run.input_dir, policy.file_limit(max_file_mb))
         hashes = run.timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
+        refs = run.timed("references", find_references, policy, *given, use_cache and run.beside.cache)
         if use_cache:
-            stop_if_unchanged(run, run_key(discovery, hashes, policy))
+            stop_if_unchanged(run, run_key(discovery, hashes, policy, refs))
         cache = open_cache(run) if use_cache else None
         store = RecordStore(run.beside.records(run.run_id))
-        asm, memo = process_and_assemble(run, discovery, hashes, policy, cache, store, workers, dask_address)
+        with reference_folder(cache) as folder:
+            indexed = run.timed("index_references", index_references, refs, policy, folder)
+            args = (discovery, hashes, policy, cache, store, workers, dask_address, indexed)
+            asm, memo = process_and_assemble(run, *args)
         trim_freed_memory()  # the search's buffers: the gates' slices come on top of what stays
         with staged_version(run.dataset_dir, run.run_id) as staged:
             checked = cache.checked_files(asm.sources, policy.sha256) if cache else frozenset()
@@ -206,7 +220,7 @@ def _stages(run: Run, policy_path, max_file_mb, use_cache: bool, workers: int, d
                 run_id=run.run_id, input_dir=run.input_dir, dataset_dir=run.dataset_dir, asm=asm,
                 policy=policy, stage_seconds=run.timings, gates=gates,
                 outcome=f"gate failed, nothing published: {broken}" if broken else "published",
-                run_key=run_key(discovery, hashes_read(asm.sources), policy),
+                run_key=run_key(discovery, hashes_read(asm.sources), policy, refs),
                 changes=changes_since_previous(run.dataset_dir, asm.records, asm.quarantine),
             )  # fmt: skip
             if broken:
@@ -254,7 +268,9 @@ def report_and_publish(run: Run, metrics: dict, asm: Assembled, staged) -> tuple
     return page, version
 
 
-def process_and_assemble(run: Run, discovery, hashes, policy: Policy, cache, store, workers, dask_address):
+def process_and_assemble(
+    run: Run, discovery, hashes, policy: Policy, cache, store, workers, dask_address, references
+):
     """Every file's result (cache hits staged as read, the rest processed in batches, on Dask when the
     run uses it), then the assembled tables; and the verified-pair memo the run updates."""
     hits = cache.hits(discovery.files, hashes, policy.sha256) if cache else ()
@@ -280,7 +296,8 @@ def process_and_assemble(run: Run, discovery, hashes, policy: Policy, cache, sto
         else:
             cluster.close()
         args = (quote(results), discovery.refused, discovery.skipped, policy, quote(memo), quote(search))
-        return run.timed("assemble", assemble_dataset, *args, quote(store)), memo
+        refs = (quote(references), contamination_of(policy.reference))
+        return run.timed("assemble", assemble_dataset, *args, quote(store), *refs), memo
 
 
 def process_all(run: Run, files, cached: dict, todo: list, policy, cache, client, store: RecordStore) -> list:
@@ -307,6 +324,31 @@ def stage_hits(hits, store, files: int = 64) -> dict:
         results, tables = zip(*group, strict=True)
         staged |= {r.source.source_file: r for r in store.add(pack_tables(list(results), list(tables)))}
     return staged
+
+
+@task(name="find_references", **NO_CACHE_TASK)
+def find_references(policy: Policy, given: list[str], text_column: str | None, cache) -> list[Reference]:
+    """The policy's and the command line's references, hashed (``cache``: the folder whose
+    ``references/`` remembers their files' hashes; False: read them all)."""
+    memo = Path(cache) / "references" / "hashes.json" if cache else None
+    column = text_column or policy.reference["text_column"]
+    return open_references(policy.reference_paths(), given, column, memo)
+
+
+@task(name="index_references", **NO_CACHE_TASK)
+def index_references(refs: list[Reference], policy: Policy, folder: Path) -> list[IndexedReference]:
+    return load_all(refs, policy.dedup_config(), contamination_of(policy.reference), folder)
+
+
+@contextmanager
+def reference_folder(cache: FileCache | None):
+    """Where references are indexed: the cache's ``references/`` (an index is made once), else a
+    temporary folder the run removes."""
+    if cache is not None:
+        yield cache.folder / "references"
+        return
+    with tempfile.TemporaryDirectory(prefix="corpus-hygiene-references-") as folder:
+        yield Path(folder)
 
 
 def open_cache(run: Run) -> FileCache | None:

@@ -47,7 +47,7 @@ def test_validate_accepts_a_published_dataset(tmp_path, capsys):
     publish(tmp_path / "clean", "run-1", _tables(2), {"counts": counts})
     assert main(["validate", str(tmp_path / "clean")]) == 0
     assert (
-        "run run-1, schema v2, 2 records; checksums match the manifest; every contract check passes"
+        "run run-1, schema v3, 2 records; checksums match the manifest; every contract check passes"
         in capsys.readouterr().out
     )
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from checks.schemas import SCHEMA_VERSION
 from corpus_hygiene.publish.dataset import PublishError, publish
 from corpus_hygiene.publish.read import DatasetError, read_dataset, verify_checksums
 
@@ -77,7 +78,7 @@ def test_publish_writes_the_contract_files_and_a_manifest_with_checksums(tmp_pat
         "records.parquet",
     ]
     manifest = verify_checksums(target)
-    assert manifest["run_id"] == "run-1" and manifest["schema_version"] == 2
+    assert manifest["run_id"] == "run-1" and manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["outputs"]["records.parquet"]["rows"] == 3
     frame = read_dataset(target)
     assert list(frame["text"]) == ["An abstract 0", "An abstract 1", "An abstract 2"]

@@ -18,7 +18,15 @@ from corpus_hygiene.dedup.exact import Duplicates, VerifiedPairs, why_kept
 from corpus_hygiene.models import FileResult, SourceReport
 from corpus_hygiene.publish.dataset import write_slices
 from corpus_hygiene.store.records import RecordStore
-from corpus_hygiene.store.rows import Copies, DuplicateRows, PairRows, RecordRows, columns, to_arrow
+from corpus_hygiene.store.rows import (
+    Copies,
+    DuplicateRows,
+    PairRows,
+    RecordRows,
+    ReferenceCopies,
+    columns,
+    to_arrow,
+)
 
 from .test_cache import file_results
 
@@ -116,11 +124,44 @@ def test_duplicate_rows_read_their_texts_back_and_give_what_dicts_give(results, 
         {"source_file": records[i].source_file, "source_line": records[i].source_line,
          "canonical_id": records[c].record_id, "canonical_ref": _ref(records[c]),
          "kind": "near" if n else "exact", "similarity": s, "reason": why_kept(store.keys[c], store.keys[i]),
-         "text_raw": records[i].text_raw}
+         "reference": None, "text_raw": records[i].text_raw}
         for i, c, n, s in zip(order, of, near, sim, strict=True)
     ]  # fmt: skip
     dups = Duplicates(store.keys, *(np.array(c) for c in (order, of, near, sim)))
     _check_rows(DuplicateRows(dups, store), dicts, TABLES["duplicates"])
+
+
+@given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))
+def test_reference_copies_join_the_duplicates_in_provenance_order(results, rng):
+    records = [r for result in results for r in result.records]
+    store = _store(records)
+    theirs = sorted(rng.sample(range(len(records)), len(records) // 2))
+    ours = [i for i in range(len(records)) if i not in theirs]
+    dups = Duplicates(
+        store.keys,
+        *(
+            np.array(c, dtype)
+            for c, dtype in (
+                (ours, np.int64),
+                ([0] * len(ours), np.int64),
+                ([False] * len(ours), bool),
+                ([1.0] * len(ours), float),
+            )
+        ),
+    )
+    copies = ReferenceCopies(np.array(theirs, np.int64), ["ref.parquet"] * len(theirs),
+                             [f"id{i}" for i in theirs], [f"part-0.parquet#{i}" for i in theirs],
+                             np.full(len(theirs), 0.9), ["a near copy"] * len(theirs))  # fmt: skip
+    dicts = [
+        {"source_file": records[i].source_file, "source_line": records[i].source_line,
+         "canonical_id": f"id{i}" if i in theirs else records[0].record_id,
+         "canonical_ref": f"part-0.parquet#{i}" if i in theirs else _ref(records[0]),
+         "kind": "reference" if i in theirs else "exact", "similarity": 0.9 if i in theirs else 1.0,
+         "reason": "a near copy" if i in theirs else why_kept(store.keys[0], store.keys[i]),
+         "reference": "ref.parquet" if i in theirs else None, "text_raw": records[i].text_raw}
+        for i in sorted(ours + theirs, key=lambda i: (records[i].source_file, records[i].source_line))
+    ]  # fmt: skip
+    _check_rows(DuplicateRows(dups, store, copies), dicts, TABLES["duplicates"])
 
 
 @given(st.lists(file_results(), max_size=3), st.randoms(use_true_random=False))

@@ -72,7 +72,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from corpus_hygiene.incremental.run_key import unchanged_version
 
         dirs = (params["input_dir"], params["dataset_dir"], params["reports_dir"])
-        if (version := unchanged_version(*dirs, args.checked_policy, params["max_file_mb"])) is not None:
+        refs = (params["references"], params["reference_text_column"])
+        version = unchanged_version(*dirs, args.checked_policy, params["max_file_mb"], refs)
+        if version is not None:
             print(f"unchanged: {params['dataset_dir']} ({version}): nothing to do")
             print("it already holds the output of these inputs, policy and code (--no-cache runs again)")
             return 0

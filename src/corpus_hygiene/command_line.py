@@ -51,6 +51,20 @@ def flow_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait this long for another run writing the same dataset (default: 0, fail at once)",
     )
     parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="check the run against this dataset (a published one, a Parquet file or folder; repeatable): "
+        "its copies become duplicates, records containing its short texts are quarantined",
+    )
+    parser.add_argument(
+        "--reference-text-column",
+        default=None,
+        metavar="NAME",
+        help="the references' text column (default: the policy's, 'text')",
+    )
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="process every file again instead of reusing the results of unchanged files, and run even "
@@ -70,6 +84,8 @@ def flow_parameters(args: argparse.Namespace) -> dict:
         "workers": args.workers,
         "dask_address": args.dask_address,
         "wait_seconds": args.wait,
+        "references": [str(Path(p).absolute()) for p in args.reference],
+        "reference_text_column": args.reference_text_column,
     }
 
 
@@ -130,6 +146,8 @@ def usage_error(args: argparse.Namespace) -> str | None:
         return problem
     if overlap := overlap_problem(args.input_dir, args.dataset_dir, args.reports_dir):
         return overlap
+    if missing := next((p for p in args.reference if not os.path.exists(p)), None):
+        return f"--reference {missing!r}: no such file or folder"
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()

@@ -23,6 +23,7 @@ def deduplicate(
     memo: PairMemo | None = None,
     search: PairSearch | None = None,
     fetch: Callable[[str, np.ndarray], Sequence] | None = None,
+    exclude: np.ndarray | None = None,
 ) -> tuple[Keys, Duplicates, VerifiedPairs]:
     """Exact groups on the dedup key, then verified near duplicates among their canonicals (with
     ``memo``, similarities verified by an earlier run are looked up, not computed again); ``search``,
@@ -31,14 +32,15 @@ def deduplicate(
     ``records``: Records, or the ``Keys`` of staged ones, with ``fetch(name, positions)`` giving their
     ``text``, ``signature`` and ``text_key`` (``RecordStore.column`` reads them from the store). Returns
     the kept records' keys, in canonical-rank order; the duplicates; every near-duplicate pair verified,
-    merged or not (the duplicate audit's)."""
+    merged or not (the duplicate audit's). ``exclude`` (a mask over the records) marks records placed
+    elsewhere (a reference's copies): neither kept nor duplicates here."""
     if not isinstance(records, Keys):
         keys = keys_of(records)
         fetch = fetch or (lambda name, positions: [getattr(records[i], name) for i in positions.tolist()])
     else:
         keys = records
-    exact, exact_of = exact_groups(keys)
-    canonical = np.ones(len(keys), dtype=bool)
+    exact, exact_of = exact_groups(keys, exclude)
+    canonical = np.ones(len(keys), dtype=bool) if exclude is None else ~exclude
     canonical[exact] = False
     canon = np.flatnonzero(canonical)
     canon = canon[rank_order(keys, canon)]  # indices into keys, in canonical-rank order

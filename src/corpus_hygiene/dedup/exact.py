@@ -119,12 +119,16 @@ def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
     return np.lexsort((keys.source_line[at], files, -steps, keys.n_fixes[at]))
 
 
-def exact_groups(keys: Keys) -> tuple[np.ndarray, np.ndarray]:
+def exact_groups(keys: Keys, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact duplicates (indices into ``keys``, all of their store's) and the canonical of each: the
-    best-ranked record of its ``record_id``. The ids are read from the store a part at a time (every copy
-    of an id is in one part) and sorted; only repeated ones are ranked."""
+    best-ranked record of its ``record_id``, the records ``exclude`` marks (a mask) left out. The ids are
+    read from the store a part at a time (every copy of an id is in one part) and sorted; only repeated
+    ones are ranked."""
     found, group, groups = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], 0
     for part, first in keys.store.id_parts():
+        if exclude is not None:
+            part = part[~exclude[part["pos"]]]
+            first = np.r_[True, part["key"][1:] != part["key"][:-1]][: len(part)]
         repeated = ~first | np.r_[~first[1:], False]  # a run of equal ids longer than one
         found.append(part["pos"][repeated])
         group.append(groups + np.cumsum(first)[repeated])  # the ids' numbers, sorted

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from checks import Policy
@@ -25,12 +25,17 @@ from corpus_hygiene.publish.beside import Beside
 from corpus_hygiene.publish.dataset import sha256_file
 from corpus_hygiene.publish.read import DatasetError, load_manifest, verify_checksums, version_folder
 from corpus_hygiene.reasons import Reason
+from corpus_hygiene.reference.source import ReferenceError, open_references
 from corpus_hygiene.runinfo import code_fingerprint, library_versions
 
 
-def run_key(discovery: Discovery, sha256_of: Mapping[str, str | None], policy: Policy) -> str:
-    """``sha256_of`` maps each discovered file's path to its content hash (None: could not be read)."""
+def run_key(
+    discovery: Discovery, sha256_of: Mapping[str, str | None], policy: Policy, references: Sequence = ()
+) -> str:
+    """``sha256_of`` maps each discovered file's path to its content hash (None: could not be read);
+    ``references``: the run's (``reference.source.Reference``)."""
     parts = {
+        "references": [r.describe() | {"text": r.text_column} for r in references],
         "files": sorted((f.rel_path, sha256_of.get(f.rel_path)) for f in discovery.files),
         "refused": sorted((r.source_file, r.reason, r.detail) for r in discovery.refused),
         "skipped": sorted(discovery.skipped),
@@ -102,12 +107,24 @@ def current_version(dataset_dir: Path | str, key: str, reports_dir: Path | str |
 
 
 def unchanged_version(
-    input_dir: str, dataset_dir: str, reports_dir: str, policy: Policy, max_file_mb: float | None = None
+    input_dir: str,
+    dataset_dir: str,
+    reports_dir: str,
+    policy: Policy,
+    max_file_mb: float | None = None,
+    references: tuple[list[str], str | None] = ([], None),
 ) -> str | None:
     """The published version's name when it already is the output of these inputs; else None, also on
-    any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported."""
+    any error (the flow then runs and reports it). The CLI's short-cut before Prefect is imported.
+    ``references``: the command line's reference paths and text column (``flows.hygiene.find_references``)."""
+    given, column = references
+    memo = Beside(dataset_dir).cache / "references" / "hashes.json"
     try:
         discovery = discover(input_dir, policy.file_limit(max_file_mb))
-    except InputRootError:
+        refs = open_references(
+            policy.reference_paths(), given, column or policy.reference["text_column"], memo
+        )
+    except (InputRootError, ReferenceError):
         return None
-    return current_version(dataset_dir, run_key(discovery, hash_inputs(discovery), policy), reports_dir)
+    key = run_key(discovery, hash_inputs(discovery), policy, refs)
+    return current_version(dataset_dir, key, reports_dir)

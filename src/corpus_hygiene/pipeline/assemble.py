@@ -7,6 +7,7 @@ staged on disk (``store/records.py``); this step works on their keys and reads b
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,10 +15,15 @@ import numpy as np
 from checks import Policy, load_policy
 from checks.domain import RECORD_CHECKS
 from corpus_hygiene.dedup.deduplicate import deduplicate
+from corpus_hygiene.dedup.keys import id_bytes
 from corpus_hygiene.dedup.near import PairSearch
 from corpus_hygiene.incremental.pair_memo import PairMemo
+from corpus_hygiene.language.scripts import CJK_LANGS
 from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
+from corpus_hygiene.reference.contamination import Contamination
+from corpus_hygiene.reference.index import IndexedReference
+from corpus_hygiene.reference.match import match_records, placed
 from corpus_hygiene.store.keys import Keys
 from corpus_hygiene.store.records import RecordStore, RejectedKeys, pack_rejected
 from corpus_hygiene.store.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
@@ -61,20 +67,29 @@ def assemble(
     memo: PairMemo | None = None,
     search: PairSearch | None = None,
     store: RecordStore | None = None,
+    references: Sequence[IndexedReference] = (),
+    contamination: Contamination | None = None,
 ) -> Assembled:
     """Check, deduplicate across files and lay out the output tables, sorted by provenance.
 
     ``memo``: near-duplicate similarities verified by an earlier run (``incremental/pair_memo.py``);
     ``search``: the near-duplicate search done elsewhere, on a cluster (``near.PairSearch``);
     ``store``: where the records are staged (the flow stages each batch as it arrives; records still in
-    ``results`` are staged here, in a temporary store when none is given)."""
+    ``results`` are staged here, in a temporary store when none is given); ``references``: indexed
+    references (``reference/``), whose copies become reference duplicates and whose short texts a
+    record contains make it ``contaminated``, before the run's own dedup."""
     policy = policy or load_policy()
     check_results(results, policy)  # the per-file stage ran them already; here only for other callers
     store = store if store is not None else RecordStore()
     results = store.add(results)
     store.add(pack_rejected(list(refused)))
     out = Assembled(sources=[r.source for r in results], skipped=list(skipped))
-    keys, rejected = store.keys, store.rejected_keys
+    keys, config = store.keys, policy.dedup_config()
+    contamination = contamination or Contamination()
+    matches = match_records(references, _ids(keys), store.column, _cjk(keys), config, contamination)
+    copies, contaminated = placed(matches, references, keys, store, contamination)
+    store.add(pack_rejected(contaminated))
+    rejected = store.rejected_keys
     out.quarantine_reasons = rejected.reason_counts()
     names = {c.name for c in RECORD_CHECKS}
     checked = len(keys) + sum(n for reason, n in out.quarantine_reasons.items() if reason in names)
@@ -82,7 +97,9 @@ def assemble(
         c.name: {"checked": checked, "failed": out.quarantine_reasons.get(c.name, 0)} for c in RECORD_CHECKS
     }
 
-    kept, dups, pairs = deduplicate(keys, policy.dedup_config(), memo, search, store.column)
+    exclude = np.zeros(len(keys), bool)
+    exclude[matches.record] = True
+    kept, dups, pairs = deduplicate(keys, config, memo, search, store.column, exclude)
     # the pairs by (source_file, source_line, candidate_ref), the ref compared as a string
     files = keys.files.ranks()
     candidate_ref = np.unique(np.array(keys.take(pairs.candidate).refs(), object), return_inverse=True)[1]
@@ -96,7 +113,7 @@ def assemble(
     del row_of
     by_row = np.argsort(rows, kind="stable")  # a row's copies stay in provenance order
     out.records = RecordRows(keys, kept, Copies(rows[by_row], dups.record[by_row], keys), store)
-    out.duplicates = DuplicateRows(dups, store)
+    out.duplicates = DuplicateRows(dups, store, copies)
     out.quarantine = QuarantineRows(rejected.order(), store)
     counted = Counter(f for _, (part,) in columns(out.records, "fixes") for fixes in part for f in fixes)
     out.fix_counts = dict(sorted(counted.items()))
@@ -112,11 +129,22 @@ def assemble(
         "ingested": ingested,
         "kept": len(out.records),
         "duplicates": len(out.duplicates),
+        "reference_duplicates": len(copies),
         "quarantined": len(out.quarantine),
     }
-    placed = np.concatenate([kept, dups.record])
-    check_accounting(out.counts, keys, placed, rejected, _whole_files(results, refused))
+    # a contaminated record is staged twice, as a record and as a rejection: placed by the latter
+    where = np.concatenate([kept, dups.record, matches.record])
+    check_accounting(out.counts, keys, where, rejected, _whole_files(results, refused))
     return out
+
+
+def _ids(keys: Keys) -> np.ndarray:
+    """The records' ids as 16-byte keys (``S16``), read from the store."""
+    return id_bytes(keys.arrow("record_id")).view("S16").ravel() if len(keys) else np.zeros(0, "S16")
+
+
+def _cjk(keys: Keys) -> np.ndarray:
+    return np.isin(keys.lang, [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
 
 
 def _whole_files(results: list[FileResult], refused: list[Rejected]) -> Counter:

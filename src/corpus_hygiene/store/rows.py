@@ -11,6 +11,7 @@ dicts to Arrow costs about twice the column-by-column conversion.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from hashlib import blake2b
 
 import numpy as np
@@ -140,30 +141,80 @@ class RecordRows(StagedTable):
         return made
 
 
-class DuplicateRows(StagedTable):
-    """The duplicates table's rows, from the dedup step's columns (``exact.Duplicates``, in the table's
-    order): the fields of the duplicate's and the canonical's keys, ``text_raw`` read from the store."""
+@dataclass(frozen=True, eq=False)
+class ReferenceCopies:
+    """Records that repeat a reference row (``record``: indices into the keys) and what the duplicates
+    table says of each: the reference's name, the row's id (None: the reference has no id column) and
+    ``file#row``, the verified similarity and why."""
 
-    NAMES = tuple(TABLES["duplicates"].names)
-    __slots__ = ("_dups", "_store")
-
-    def __init__(self, dups: Duplicates, store: RecordStore) -> None:
-        self._dups, self._store = dups, store
+    record: np.ndarray
+    reference: list[str]
+    canonical_id: list[str | None]
+    canonical_ref: list[str]
+    similarity: np.ndarray
+    reason: list[str]
 
     def __len__(self) -> int:
-        return len(self._dups)
+        return len(self.record)
+
+
+class DuplicateRows(StagedTable):
+    """The duplicates table's rows, in provenance order: the dedup step's (``exact.Duplicates``, in the
+    table's order), the fields of the duplicate's and the canonical's keys; and a reference's copies
+    (``ReferenceCopies``) among them. ``text_raw`` is read from the store."""
+
+    NAMES = tuple(TABLES["duplicates"].names)
+    __slots__ = ("_dups", "_store", "_refs", "_order")
+
+    def __init__(self, dups: Duplicates, store: RecordStore, refs: ReferenceCopies | None = None) -> None:
+        self._dups, self._store, self._refs, self._order = dups, store, refs, None
+        if refs is not None and len(refs):
+            self._order = dups.keys.take(np.r_[dups.record, refs.record]).provenance_order()
+
+    def __len__(self) -> int:
+        return len(self._dups) + (len(self._refs) if self._order is not None else 0)
 
     def _columns(self, names: Sequence[str], lo: int, hi: int, arrow: bool) -> dict[str, list | Column]:
-        dups = self._dups
-        record, canonical = dups.keys.take(dups.record[lo:hi]), dups.keys.take(dups.canonical[lo:hi])
+        if self._order is None:
+            return self._run_columns(names, self._dups.take(np.arange(lo, hi)))
+        at = self._order[lo:hi]
+        run = at < len(self._dups)
+        mine = self._run_columns(names, self._dups.take(at[run]))
+        theirs = self._reference_columns(names, at[~run] - len(self._dups))
+        out = {}
+        for name in names:
+            merged = np.empty(len(at), object)
+            merged[run], merged[~run] = _python(mine[name]), _python(theirs[name])
+            out[name] = merged.tolist()
+        return out
+
+    def _run_columns(self, names: Sequence[str], dups: Duplicates) -> dict[str, list | Column]:
+        record, canonical = dups.keys.take(dups.record), dups.keys.take(dups.canonical)
         made = {
             "source_file": lambda: record.values("source_file"),
             "source_line": lambda: record.values("source_line"),
             "canonical_id": lambda: canonical.values("record_id"),
             "canonical_ref": canonical.refs,
-            "kind": lambda: ["near" if near else "exact" for near in dups.near[lo:hi].tolist()],
-            "similarity": lambda: dups.similarity[lo:hi].tolist(),
+            "kind": lambda: ["near" if near else "exact" for near in dups.near.tolist()],
+            "similarity": lambda: dups.similarity.tolist(),
             "reason": lambda: [why_kept(canonical[i], record[i]) for i in range(len(record))],
+            "reference": lambda: [None] * len(record),
+            "text_raw": lambda: self._store.take(["text_raw"], record.pos).column(0),
+        }
+        return {name: made[name]() for name in names}
+
+    def _reference_columns(self, names: Sequence[str], at: np.ndarray) -> dict[str, list | Column]:
+        refs, listed = self._refs, at.tolist()
+        record = self._dups.keys.take(refs.record[at])
+        made = {
+            "source_file": lambda: record.values("source_file"),
+            "source_line": lambda: record.values("source_line"),
+            "canonical_id": lambda: [refs.canonical_id[i] for i in listed],
+            "canonical_ref": lambda: [refs.canonical_ref[i] for i in listed],
+            "kind": lambda: ["reference"] * len(listed),
+            "similarity": lambda: refs.similarity[at].tolist(),
+            "reason": lambda: [refs.reason[i] for i in listed],
+            "reference": lambda: [refs.reference[i] for i in listed],
             "text_raw": lambda: self._store.take(["text_raw"], record.pos).column(0),
         }
         return {name: made[name]() for name in names}

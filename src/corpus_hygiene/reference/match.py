@@ -1,0 +1,172 @@
+"""Which of a run's records repeat a reference row or contain a reference item (``index.py``).
+
+For each record, in this order: an exact copy (its ``record_id`` is a reference row's key), a near
+copy (LSH proposes reference rows as it proposes a run's pairs, ``lsh.fresh_candidate_pairs``; the
+verified similarity decides, at the run's threshold), or a contamination (it contains at least the
+policy's share of a short reference text's n-grams). The first reference wins a tie. Records are
+matched ``CHUNK`` at a time: memory holds one chunk's signatures and texts, and the references' keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from corpus_hygiene.dedup.config import DedupConfig
+from corpus_hygiene.dedup.exact import lookup
+from corpus_hygiene.dedup.lsh import fresh_candidate_pairs
+from corpus_hygiene.dedup.signatures import signature_matrix
+from corpus_hygiene.dedup.similarity import tokens, verified_similarity, verify_shingles
+from corpus_hygiene.models import Rejected
+from corpus_hygiene.reference.contamination import Contamination, contained
+from corpus_hygiene.reference.index import IndexedReference
+from corpus_hygiene.store.keys import Keys
+from corpus_hygiene.store.records import RecordStore
+from corpus_hygiene.store.rows import ReferenceCopies
+
+CHUNK = 1 << 15
+EXACT, NEAR, CONTAINS = 0, 1, 2  # a match's kind, best first
+
+
+@dataclass(frozen=True, eq=False)
+class Matches:
+    """The matched records (``record``: indices into the run's records, ascending) and, for each, the
+    reference, its row, the kind (``EXACT``, ``NEAR``, ``CONTAINS``) and the similarity or share."""
+
+    record: np.ndarray
+    reference: np.ndarray
+    row: np.ndarray
+    kind: np.ndarray
+    score: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.record)
+
+    def take(self, at: np.ndarray) -> Matches:
+        return Matches(*(getattr(self, f)[at] for f in ("record", "reference", "row", "kind", "score")))
+
+
+def _near(ref: IndexedReference, texts: list[str], signatures: np.ndarray, cjk: np.ndarray, config):
+    """Each text's most similar reference row at or above the threshold: (text, row, similarity)."""
+    n_ref, n = len(ref), len(texts)
+    fresh = np.r_[np.zeros(n_ref, bool), np.ones(n, bool)]
+    both_cjk = np.r_[ref.table.column("cjk").to_numpy(), cjk]
+    codes = fresh_candidate_pairs(ref.signature_slices(), fresh, signatures, config, both_cjk)
+    text, row = codes // (n_ref + n) - n_ref, codes % (n_ref + n)
+    wanted = np.unique(row)
+    ref_texts = dict(zip(wanted.tolist(), ref.texts(wanted), strict=True))
+    sims = np.array([verified_similarity(texts[i], ref_texts[r], config)
+                     for i, r in zip(text.tolist(), row.tolist(), strict=True)])  # fmt: skip
+    verify_shingles.cache_clear()
+    sims = np.round(sims, 6)
+    order = np.lexsort((row, -sims, text))  # per text: most similar, then the earlier row
+    text, row, sims = text[order], row[order], sims[order]
+    first = np.r_[True, text[1:] != text[:-1]][: len(text)] & (sims >= config.threshold)
+    return text[first], row[first], sims[first]
+
+
+def match_chunk(
+    refs: Sequence[IndexedReference],
+    ids: np.ndarray,
+    texts: list[str],
+    signatures: np.ndarray,
+    cjk: np.ndarray,
+    config: DedupConfig,
+    params: Contamination,
+) -> Matches:
+    """The matches of one chunk of records: their ``ids`` (S16), texts, signature rows and CJK flags."""
+    n = len(texts)
+    kind, score = np.full(n, 3, np.int8), np.zeros(n)
+    reference, row = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+
+    def better(at: np.ndarray, k: int, rows: np.ndarray, how: int, scores: np.ndarray) -> None:
+        wins = (how < kind[at]) | ((how == kind[at]) & (scores > score[at]))
+        at = at[wins]
+        kind[at], score[at], reference[at], row[at] = how, scores[wins], k, rows[wins]
+
+    for k, ref in enumerate(refs):
+        found, at = lookup(ref.keys, ids, ref.key_rows)
+        better(np.flatnonzero(found), k, at[found], EXACT, np.ones(int(found.sum())))
+        open_ = np.flatnonzero(kind > EXACT)
+        if len(open_) and len(ref):
+            i, r, sims = _near(ref, [texts[j] for j in open_.tolist()], signatures[open_], cjk[open_], config)
+            better(open_[i], k, r, NEAR, sims)
+        open_ = np.flatnonzero(kind > NEAR)
+        if len(open_) and len(ref.items):
+            item, share = contained([texts[j] for j in open_.tolist()], ref.items)
+            hit = (item >= 0) & (share >= params.threshold)
+            better(open_[hit], k, item[hit], CONTAINS, np.round(share[hit], 6))
+    at = np.flatnonzero(kind < 3)
+    return Matches(at, reference[at], row[at], kind[at], score[at])
+
+
+def match_records(
+    refs: Sequence[IndexedReference],
+    ids: np.ndarray,
+    fetch: Callable[[str, np.ndarray], Sequence],
+    cjk: np.ndarray,
+    config: DedupConfig,
+    params: Contamination,
+) -> Matches:
+    """The matches of every record: ``ids`` (S16, one a record), ``fetch(name, records)`` their ``text``
+    or ``signature`` (``RecordStore.column``), ``cjk`` their CJK flags."""
+    parts = []
+    for lo in range(0, len(ids) if refs else 0, CHUNK):
+        at = np.arange(lo, min(len(ids), lo + CHUNK))
+        texts = list(fetch("text", at))
+        signatures = signature_matrix(texts, config, fetch("signature", at))
+        found = match_chunk(refs, ids[at], texts, signatures, cjk[at], config, params)
+        parts.append(Matches(found.record + lo, found.reference, found.row, found.kind, found.score))
+    if not parts:
+        empty = np.zeros(0, np.int64)
+        return Matches(empty, empty, empty, np.zeros(0, np.int8), np.zeros(0))
+    return Matches(*(np.concatenate(c) for c in zip(*((m.record, m.reference, m.row, m.kind, m.score)
+                                                        for m in parts), strict=True)))  # fmt: skip
+
+
+ITEM_CHARS = 120  # of a contaminating item, quoted in the quarantine row's detail
+
+
+def placed(
+    matches: Matches, refs: Sequence[IndexedReference], keys: Keys, store: RecordStore, params: Contamination
+) -> tuple[ReferenceCopies, list[Rejected]]:
+    """The matched records as the duplicates table's reference copies and as quarantine rows
+    (``contaminated``)."""
+    copies = matches.take(np.flatnonzero(matches.kind != CONTAINS))
+    groups, ids, rows = [np.zeros(0, np.int64)], [], []  # the pointers read a reference at a time
+    for k, ref in enumerate(refs):
+        mine = np.flatnonzero(copies.reference == k)
+        got_ids, got_rows = ref.pointers(copies.row[mine])
+        groups.append(mine)
+        ids += got_ids
+        rows += got_rows
+    order = np.argsort(np.concatenate(groups), kind="stable")
+    ids, rows = [ids[i] for i in order], [rows[i] for i in order]
+    reasons = [
+        f"{'same dedup key as' if kind == EXACT else 'a near copy of'} {row} in reference {refs[k].ref.name}"
+        for kind, row, k in zip(copies.kind.tolist(), rows, copies.reference.tolist(), strict=True)
+    ]
+    reference_copies = ReferenceCopies(
+        copies.record, [refs[k].ref.name for k in copies.reference.tolist()], ids, rows, copies.score, reasons
+    )
+    dirty = matches.take(np.flatnonzero(matches.kind == CONTAINS))
+    record = keys.take(dirty.record)
+    raw = store.take(["text_raw"], record.pos).column(0).to_pylist()
+    rejected = []
+    found = zip(dirty.reference.tolist(), dirty.row.tolist(), dirty.score.tolist(), strict=True)
+    for i, (k, row, share) in enumerate(found):
+        ref = refs[k]
+        (item_id,), (item_ref,) = ref.pointers(np.array([row]))
+        (text,) = ref.texts(np.array([row]))
+        quoted = text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS] + "…"
+        span = params.span(len(tokens(text)))
+        detail = (
+            f"contains {share:.0%} of the {span}-word spans of {item_id or item_ref} in reference "
+            f"{ref.ref.name}: “{quoted}”"
+        )
+        rejected.append(
+            Rejected(record[i].source_file, record[i].source_line, "contaminated", detail, raw[i])
+        )
+    return reference_copies, rejected
