@@ -158,6 +158,14 @@ def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
     from corpus_hygiene.command_line import flow_parameters
 
     common = [str(EXAMPLES), "--dataset-dir", str(tmp_path / "d"), "--workers", "2", "--no-cache"]
+    common += [
+        "--reference",
+        "refs/a.parquet",
+        "--reference",
+        str(tmp_path),
+        "--reference-text-column",
+        "body",
+    ]
     run = build_parser().parse_args(["run", *common])
     serve = build_parser().parse_args(["serve", *common, "--cron", "0 3 * * *"])
     assert (
@@ -173,6 +181,8 @@ def test_run_and_serve_give_the_flow_the_same_parameters(tmp_path):
             "workers": 2,
             "dask_address": None,
             "wait_seconds": 0.0,
+            "references": [str(Path("refs/a.parquet").absolute()), str(tmp_path)],
+            "reference_text_column": "body",
         }
     )
 

@@ -95,6 +95,42 @@ def test_example_corpus_run_succeeds_and_says_where_outputs_are(example_run):
     assert (out / ".clean.records-mine" / "notes.txt").read_text() == "mine"
 
 
+def test_a_run_against_its_published_dataset_and_benchmark_items_keeps_only_what_is_new(
+    example_run, tmp_path
+):
+    from .test_reference import ABSTRACTS
+
+    out, _ = example_run
+    bench = EXAMPLES.parent / "reference" / "benchmark_items.parquet"
+    question = pq.read_table(bench).to_pylist()[16]  # question-15
+    corpus = tmp_path / "in"
+    shutil.copytree(EXAMPLES, corpus)
+    (corpus / "new.txt").write_text(
+        "NeurIPS 2026 Papers\n\n"
+        + "\n\n".join([ABSTRACTS[0], ABSTRACTS[1], f"{ABSTRACTS[3]} {question['text']}"])
+    )
+    refs = ["--reference", str(out / "clean"), "--reference", str(bench)]
+    proc = run_hygiene(corpus, tmp_path, *refs)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "35 records from 11 files: 2 kept, 25 duplicates, 8 quarantined" in proc.stdout
+    published, now = tables(out / "clean"), tables(tmp_path / "clean")
+    assert [r["source_file"] for r in now["records"]] == ["new.txt", "new.txt"]
+    assert {d["kind"] for d in now["duplicates"]} == {"reference"}  # every old record, kept or duplicate
+    assert {d["canonical_id"] for d in now["duplicates"]} == {r["record_id"] for r in published["records"]}
+    (dirty,) = [q for q in now["quarantine"] if q["reason"] == "contaminated"]
+    assert (dirty["source_file"], dirty["source_line"]) == ("new.txt", 7) and "question-15" in dirty["detail"]
+    manifest = json.loads((tmp_path / "clean" / "manifest.json").read_text())
+    assert [r["name"] for r in manifest["references"]] == [str(out / "clean"), str(bench)]
+    check = subprocess.run([HYGIENE, "validate", str(tmp_path / "clean")], capture_output=True, text=True)
+    assert check.returncode == 0 and check.stdout.count(": its rows resolve") == 2, (
+        check.stdout + check.stderr
+    )
+    page = Path(proc.stdout.split("report:")[1].split()[0]).read_text()
+    assert 'id="references"' in page and "question-15" in page
+    again = run_hygiene(corpus, tmp_path, *refs)
+    assert again.returncode == 0 and "unchanged:" in again.stdout
+
+
 def test_unchanged_rerun_does_nothing_and_says_so(example_run):
     out, first = example_run
     before = verify_checksums(out / "clean")

@@ -178,6 +178,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from corpus_hygiene.publish.read import DatasetError, validate_dataset
+    from corpus_hygiene.reference.source import unchanged_root
 
     try:
         manifest, failures = validate_dataset(args.dataset_dir)
@@ -198,6 +199,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         f"{args.dataset_dir}: run {manifest['run_id']}, schema v{manifest['schema_version']}, "
         f"{counts.get('kept', '?')} records; checksums match the manifest; every contract check passes"
     )
+    for ref in manifest.get("references", ()):
+        here = unchanged_root(ref) is not None
+        print(f"  reference {ref['name']}: {'its rows resolve' if here else 'moved or changed, not checked'}")
     return 0
 
 

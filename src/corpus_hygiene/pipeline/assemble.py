@@ -23,7 +23,7 @@ from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reference.contamination import Contamination
 from corpus_hygiene.reference.index import IndexedReference
-from corpus_hygiene.reference.match import match_records, placed
+from corpus_hygiene.reference.match import match_records, placed, summary
 from corpus_hygiene.store.keys import Keys
 from corpus_hygiene.store.records import RecordStore, RejectedKeys, pack_rejected
 from corpus_hygiene.store.rows import Copies, DuplicateRows, PairRows, QuarantineRows, RecordRows, columns
@@ -45,6 +45,7 @@ class Assembled:
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
     fix_counts: dict[str, int] = field(default_factory=dict)
     check_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # check → {checked, failed}
+    references: list[dict] = field(default_factory=list)  # what each reference removed (match.summary)
 
     def tables(self) -> dict[str, list[dict]]:
         return {
@@ -89,6 +90,7 @@ def assemble(
     matches = match_records(references, _ids(keys), store.column, _cjk(keys), config, contamination)
     copies, contaminated = placed(matches, references, keys, store, contamination)
     store.add(pack_rejected(contaminated))
+    out.references = summary(matches, references, keys, store)
     rejected = store.rejected_keys
     out.quarantine_reasons = rejected.reason_counts()
     names = {c.name for c in RECORD_CHECKS}

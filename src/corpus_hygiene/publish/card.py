@@ -91,6 +91,28 @@ def md_text(text: str) -> str:
     return _PUNCTUATION.sub(r"\\\1", _visible(str(text)))
 
 
+def _references(refs: list[dict]) -> str:
+    """The references the run was checked against, by name and content hash, and what each removed."""
+    if not refs:
+        return ""
+    rows = "\n".join(
+        f"| {md_code(r['name'], cell=True)} | `{r['sha256'][:16]}` | {r['rows']} | "
+        f"{r['exact'] + r['near']} | {r['contaminated']} |"
+        for r in refs
+    )
+    return f"""
+## References
+
+Checked against these datasets: their copies are in `duplicates.parquet` (kind `reference`, pointing at
+the reference's file#row and id), records containing their short texts in `quarantine.parquet`
+(`contaminated`).
+
+| reference | sha256 | rows | copies removed | contaminated |
+|---|---|---|---|---|
+{rows}
+"""
+
+
 def dataset_card(metrics: dict, outputs: dict[str, dict]) -> str:
     c = metrics["counts"]
     langs = md_text(", ".join(f"{k} {v}" for k, v in metrics["languages"].items()) or "none")
@@ -121,7 +143,7 @@ and output file with its sha256. Check it with `hygiene validate <this folder>` 
 | {c["ingested"]} | {c["kept"]} | {c["duplicates"]} | {c["quarantined"]} | {c["files"]} |
 
 Languages of kept records: {langs}.
-
+{_references(metrics.get("references", ()))}
 ## Files
 
 - `records.parquet`: one row per kept record (fields below).

@@ -298,6 +298,8 @@ def build_metrics(
         "contacts": contact_counts(asm, policy),
         "repair_samples": repair_samples(asm),
         "quarantine_reasons": asm.quarantine_reasons,
+        "references": asm.references,
+        "reference_policy": policy.reference,
         "stage_seconds": {k: round(v, 3) for k, v in stage_seconds.items()},
         "arrow_memory_pool": pa.default_memory_pool().backend_name,  # runtime.ARROW_DEFAULTS
         "code_version": code_fingerprint(),
@@ -321,6 +323,10 @@ def manifest_from_metrics(metrics: dict) -> dict:
         "dedup_config": metrics["dedup_config"],
         "counts": metrics["counts"],
         "libraries": metrics["libraries"],
+        "references": [
+            {k: r[k] for k in ("name", "sha256", "files", "id", "rows")}
+            for r in metrics.get("references", ())
+        ],
         "input_files": [
             {k: s.get(k) for k in ("source_file", "size", "sha256", "encoding", "confidence", "problem")}
             for s in metrics["sources"]

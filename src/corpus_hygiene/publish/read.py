@@ -8,11 +8,13 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from checks.gates import schema_failures
 from checks.schemas import SCHEMA_VERSION, TABLES, to_frame
 from corpus_hygiene.publish.dataset import sha256_file
+from corpus_hygiene.reference.source import unchanged_root
 
 
 class DatasetError(Exception):
@@ -78,7 +80,34 @@ def validate_dataset(dataset_dir: Path | str) -> tuple[dict, list[str]]:
     frames = {name: to_frame(table) for name, table in tables.items()}
     return manifest, count_failures(
         manifest, {name: t.num_rows for name, t in tables.items()}
-    ) + schema_failures(frames)
+    ) + schema_failures(frames) + pointer_failures(manifest, tables["duplicates"])
+
+
+def pointer_failures(manifest: dict, duplicates: pa.Table) -> list[str]:
+    """The duplicates of kind 'reference' whose pointer does not resolve: no such row (file#row) in the
+    reference the manifest names, or a row of another id. A reference not at its path any more is not
+    checked (``hygiene validate`` says so)."""
+    failures = []
+    rows = duplicates.filter(pc.equal(duplicates["kind"], "reference")).select(
+        ["reference", "canonical_id", "canonical_ref"]).to_pylist()  # fmt: skip
+    for ref in manifest.get("references", ()):
+        if (root := unchanged_root(ref)) is None:
+            continue
+        ids = {}  # file → its id column (None a row, without one)
+        for row in (r for r in rows if r["reference"] == ref["name"]):
+            file, _, at = row["canonical_ref"].rpartition("#")
+            if file in ref["files"] and file not in ids:
+                table = pq.read_table(root / file, columns=[ref["id"]] if ref["id"] else [])
+                ids[file] = (
+                    table.column(0).cast(pa.string()).to_pylist() if ref["id"] else [None] * len(table)
+                )
+            column = ids.get(file, ())
+            if not (int(at) < len(column) and column[int(at)] == row["canonical_id"]):
+                failures.append(
+                    f"duplicates.canonical_ref: {row['canonical_ref']} is no row of id "
+                    f"{row['canonical_id']!r} in {ref['name']}"
+                )
+    return failures
 
 
 def count_failures(manifest: dict, rows: dict[str, int]) -> list[str]:

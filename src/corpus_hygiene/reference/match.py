@@ -170,3 +170,41 @@ def placed(
             Rejected(record[i].source_file, record[i].source_line, "contaminated", detail, raw[i])
         )
     return reference_copies, rejected
+
+
+EXAMPLES = 3  # matches shown per reference in the report, the first in provenance order
+EXAMPLE_CHARS = 1500
+KIND_NAMES = {EXACT: "exact", NEAR: "near", CONTAINS: "contaminated"}
+
+
+def summary(matches: Matches, refs: Sequence[IndexedReference], keys: Keys, store: RecordStore) -> list[dict]:
+    """Each reference as the metrics, the report and the card tell it: what it is, what its index
+    holds, how many records it removed of each kind, and a few of them beside its rows."""
+    out = []
+    for k, ref in enumerate(refs):
+        mine = matches.take(np.flatnonzero(matches.reference == k))
+        counts = np.bincount(mine.kind, minlength=3).tolist()
+        shown = mine.take(keys.take(mine.record).provenance_order()[:EXAMPLES])
+        record = keys.take(shown.record)
+        raw = store.take(["text_raw"], record.pos).column(0).to_pylist()
+        ids, rows = ref.pointers(shown.row)
+        examples = [
+            {
+                "ref": where,
+                "kind": KIND_NAMES[kind],
+                "score": score,
+                "text": text[:EXAMPLE_CHARS],
+                "pointer": pointer_id or row,
+                "reference_text": theirs[:EXAMPLE_CHARS],
+            }
+            for where, kind, score, text, pointer_id, row, theirs in zip(
+                record.refs(), shown.kind.tolist(), shown.score.tolist(), raw, ids, rows,
+                ref.texts(shown.row), strict=True)
+        ]  # fmt: skip
+        out.append(
+            ref.ref.describe()
+            | {"rows": len(ref), "items": len(ref.items), "indexed_now": ref.built}
+            | {"exact": counts[EXACT], "near": counts[NEAR], "contaminated": counts[CONTAINS]}
+            | {"examples": examples}
+        )
+    return out

@@ -115,3 +115,14 @@ def open_references(
     """The policy's references, then the command line's (each once, in that order)."""
     names = list(dict.fromkeys([*policy_paths, *given]))
     return [open_reference(name, text_column, memo_path) for name in names]
+
+
+def unchanged_root(described: dict) -> Path | None:
+    """The folder of a reference as a manifest describes it (``Reference.describe``) when it is still at
+    its path with the same files and bytes; else None (moved, changed or unreadable)."""
+    try:
+        root, files, _ = _files(Path(described["name"]))
+        same = files == tuple(described["files"]) and content_hash(root, files, None) == described["sha256"]
+    except (OSError, ReferenceError):
+        return None
+    return root if same else None
