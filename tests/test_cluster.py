@@ -8,6 +8,7 @@ import re
 import shutil
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -19,7 +20,7 @@ from corpus_hygiene.dedup.near import find_near_duplicates
 from corpus_hygiene.dedup.signatures import signature_of
 from flows.on_dask import ClusterSearch
 
-from .conftest import SEEDS, SHARED, needs_seeds, parquet_checksums
+from .conftest import EXAMPLES, SEEDS, SHARED, needs_seeds, parquet_checksums
 from .test_e2e import assert_clean_console, run_hygiene
 
 SMALL = DedupConfig(num_perm=8, bands=4, rows=2, min_candidate_jaccard=0.25, min_candidate_jaccard_cjk=0.5)
@@ -102,11 +103,13 @@ needs_corpora = pytest.mark.skipif(not (SHARED / "corpora").is_dir(), reason="..
 
 
 def _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler, *extra: str) -> str:
-    """Runs ``corpus`` in one process and on the cluster (and with each of ``extra``'s option lists);
-    asserts equal Parquet bytes; returns the cluster run's console."""
-    one = run_hygiene(corpus, tmp_path / "one", "--no-cache")
+    """Runs ``corpus`` in one process and on the cluster, both with the options ``extra``; asserts equal
+    Parquet bytes; returns the cluster run's console."""
+    one = run_hygiene(corpus, tmp_path / "one", "--no-cache", *extra)
     assert one.returncode == 0, one.stderr[-3000:]
-    cluster = run_hygiene(corpus, tmp_path / "cluster", "--no-cache", "--dask-address", dask_scheduler)
+    cluster = run_hygiene(
+        corpus, tmp_path / "cluster", "--no-cache", "--dask-address", dask_scheduler, *extra
+    )
     assert cluster.returncode == 0, cluster.stderr[-3000:]
     assert_clean_console(cluster)
     expected = parquet_checksums(tmp_path / "one" / "clean")
@@ -117,10 +120,22 @@ def _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler, *extra: str) ->
 
 @pytest.mark.slow
 @needs_seeds
-def test_the_seed_files_on_a_cluster_publish_the_same_bytes(tmp_path, dask_scheduler):
+def test_the_seed_files_on_a_cluster_and_against_references_publish_the_same_bytes(tmp_path, dask_scheduler):
     corpus = tmp_path / "seeds"
     shutil.copytree(SEEDS, corpus)
-    _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler)
+    _same_bytes_on_the_cluster(corpus, tmp_path / "plain", dask_scheduler)
+    texts = [
+        r["text_raw"]
+        for r in pq.read_table(tmp_path / "plain" / "one" / "clean" / "records.parquet").to_pylist()
+    ]
+    copies = [t if i % 2 else t.split(" ", 3)[-1] for i, t in enumerate(texts[::4])]  # exact, and near
+    pq.write_table(pa.table({"text": copies}), tmp_path / "last_year.parquet")
+    bench = EXAMPLES.parent / "reference" / "benchmark_items.parquet"
+    refs = ("--reference", str(tmp_path / "last_year.parquet"), "--reference", str(bench))
+    console = _same_bytes_on_the_cluster(corpus, tmp_path / "refs", dask_scheduler, *refs)
+    assert "Task run 'index_references" in console
+    duplicates = pq.read_table(tmp_path / "refs" / "one" / "clean" / "duplicates.parquet").to_pylist()
+    assert sum(d["kind"] == "reference" for d in duplicates) >= len(copies) // 2  # the exact ones at least
 
 
 @pytest.mark.slow
