@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 # pytest-xdist processes: the slow tests mostly wait on servers, clusters and schedules, so two share 2 cores.
 TEST_WORKERS ?= 2
 
-.PHONY: setup setup-dev run test test-fast fuzz bench bench-e2e bench-naive bench-large bench-datatrove lint clean help
+.PHONY: setup setup-dev run test test-fast fuzz bench bench-e2e bench-reference bench-naive bench-large bench-datatrove lint clean help
 
 help:
 	@echo "make run    set up and run the pipeline on $(INPUT) (dataset in $(DATASET), report in $(REPORTS))"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-e2e ABSTRACTS=20000 WORKERS=1 [SERVER=1]   the real CLI end to end, with re-runs"
 	@echo "make bench-large   1M-record dedup, a 500 MB streamed file, 100k and 1M end to end"
 	@echo "make bench-datatrove RECORDS=100000   datatrove's MinHash dedup side by side (own venv)"
+	@echo "make bench-reference   a 20k run against a 100k reference: recall, hard negatives, cost"
 	@echo "make bench-naive   the afternoon chain of the same libraries vs hygiene run, 5k and 20k (CPU)"
 	@echo "make fuzz FUZZ_EXAMPLES=5000   the fuzz tests with many generated paragraphs"
 	@echo "make lint   ruff"
@@ -94,6 +95,10 @@ bench-naive: setup-dev
 
 bench-e2e: setup-dev
 	$(VENV)/bin/python -m benchmarks.bench_e2e --abstracts $(ABSTRACTS) --workers $(WORKERS) $(if $(SERVER),--server)
+
+# A 20k run against a 100k reference: recall of planted copies, hard negatives, cost with the index cached (~10 min).
+bench-reference: setup-dev
+	$(VENV)/bin/python -m benchmarks.bench_reference
 
 # Scale: LSH + verification + clusters over 1M records; one 500 MB file streamed; a 1 GB paragraph; 100k abstracts end to
 # end, ad hoc and against a long-lived Prefect server, on one worker and on two; 1M on two. ~2 hours.
