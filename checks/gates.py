@@ -226,8 +226,8 @@ def evaluate_gates(
         GateResult(
             "duplicate_share",
             d_share <= g["max_duplicate_share"],
-            f"{d_share:.1%} of ingested records are duplicates of other records of the run; the policy allows "
-            f"{g['max_duplicate_share']:.0%}",
+            f"{d_share:.1%} of ingested records are duplicates of the run's own records; the policy "
+            f"allows {g['max_duplicate_share']:.0%}",
         ),
         GateResult(
             "processing_errors",

@@ -126,7 +126,9 @@ def test_a_run_against_its_published_dataset_and_benchmark_items_keeps_only_what
         check.stdout + check.stderr
     )
     page = Path(proc.stdout.split("report:")[1].split()[0]).read_text()
-    assert 'id="references"' in page and "question-15" in page
+    # the bench reference's row: 28 rows, all short texts; no copy, one record contaminated
+    row = "".join(f'<td class="num">{n}</td>' for n in (28, 28, 0, 0, 1))
+    assert 'id="references"' in page and row in page and "question-15" in page
     again = run_hygiene(corpus, tmp_path, *refs)
     assert again.returncode == 0 and "unchanged:" in again.stdout
 

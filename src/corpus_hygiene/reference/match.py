@@ -10,7 +10,7 @@ matched ``CHUNK`` at a time: memory holds one chunk's signatures and texts, and 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -45,7 +45,14 @@ class Matches:
         return len(self.record)
 
     def take(self, at: np.ndarray) -> Matches:
-        return Matches(*(getattr(self, f)[at] for f in ("record", "reference", "row", "kind", "score")))
+        return Matches(*(getattr(self, f.name)[at] for f in fields(self)))
+
+    @staticmethod
+    def join(parts: list[Matches]) -> Matches:
+        empty = Matches(*(np.zeros(0, t) for t in (np.int64, np.int64, np.int64, np.int8, np.float64)))
+        return Matches(
+            *(np.concatenate([getattr(m, f.name) for m in [empty, *parts]]) for f in fields(empty))
+        )
 
 
 def _near(ref: IndexedReference, texts: list[str], signatures: np.ndarray, cjk: np.ndarray, config):
@@ -118,12 +125,8 @@ def match_records(
         texts = list(fetch("text", at))
         signatures = signature_matrix(texts, config, fetch("signature", at))
         found = match_chunk(refs, ids[at], texts, signatures, cjk[at], config, params)
-        parts.append(Matches(found.record + lo, found.reference, found.row, found.kind, found.score))
-    if not parts:
-        empty = np.zeros(0, np.int64)
-        return Matches(empty, empty, empty, np.zeros(0, np.int8), np.zeros(0))
-    return Matches(*(np.concatenate(c) for c in zip(*((m.record, m.reference, m.row, m.kind, m.score)
-                                                        for m in parts), strict=True)))  # fmt: skip
+        parts.append(replace(found, record=found.record + lo))
+    return Matches.join(parts)
 
 
 ITEM_CHARS = 120  # of a contaminating item, quoted in the quarantine row's detail
@@ -203,7 +206,7 @@ def summary(matches: Matches, refs: Sequence[IndexedReference], keys: Keys, stor
         ]  # fmt: skip
         out.append(
             ref.ref.describe()
-            | {"rows": len(ref), "items": len(ref.items), "indexed_now": ref.built}
+            | {"rows": len(ref), "short_texts": len(ref.items), "indexed_now": ref.built}
             | {"exact": counts[EXACT], "near": counts[NEAR], "contaminated": counts[CONTAINS]}
             | {"examples": examples}
         )
