@@ -201,7 +201,7 @@ def _stages(
             raise run.failed(problem)
         discovery = run.timed("discover", discover_sources, run.input_dir, policy.file_limit(max_file_mb))
         hashes = run.timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
-        refs = run.timed("references", find_references, policy, *given, use_cache and run.beside.cache)
+        refs = run.timed("references", find_references, policy, *given, run.beside, use_cache)
         if use_cache:
             stop_if_unchanged(run, run_key(discovery, hashes, policy, refs))
         cache = open_cache(run) if use_cache else None
@@ -327,12 +327,14 @@ def stage_hits(hits, store, files: int = 64) -> dict:
 
 
 @task(name="find_references", **NO_CACHE_TASK)
-def find_references(policy: Policy, given: list[str], text_column: str | None, cache) -> list[Reference]:
-    """The policy's and the command line's references, hashed (``cache``: the folder whose
-    ``references/`` remembers their files' hashes; False: read them all)."""
-    memo = Path(cache) / "references" / "hashes.json" if cache else None
+def find_references(
+    policy: Policy, given: list[str], text_column: str | None, beside: Beside, use_cache: bool
+) -> list[Reference]:
+    """The policy's and the command line's references, hashed (with the cache, an unchanged file's
+    hash is remembered in its ``references/``)."""
+    memo = beside.cache / "references" / "hashes.json" if use_cache else None
     column = text_column or policy.reference["text_column"]
-    return open_references(policy.reference_paths(), given, column, memo)
+    return open_references(policy.reference_paths(), given, column, memo, beside.dataset)
 
 
 @task(name="index_references", **NO_CACHE_TASK)

@@ -98,6 +98,7 @@ CORES = len(os.sched_getaffinity(0))
         (["--max-file-mb", "nan"], "--max-file-mb must be a positive number of MB up to 2**40 (got nan)"),
         (["--max-file-mb", "inf"], "--max-file-mb must be a positive number of MB up to 2**40 (got inf)"),
         (["--wait", "nan"], "--wait must be 0 or more seconds (got nan)"),
+        (["--reference", "no/such.parquet"], "--reference 'no/such.parquet': no such file or folder"),
         (["--wait", "inf"], "--wait must be 0 or more seconds (got inf)"),
     ],
 )

@@ -17,7 +17,7 @@ from corpus_hygiene.pipeline.assemble import assemble
 from corpus_hygiene.pipeline.process import process_files
 from corpus_hygiene.reference.contamination import Contamination, contained, index_items
 from corpus_hygiene.reference.index import load, load_all
-from corpus_hygiene.reference.source import ReferenceError, open_reference
+from corpus_hygiene.reference.source import ReferenceError, open_reference, open_references, self_reference
 
 ABSTRACTS = [
     "We measure how quickly river deltas lose sediment when upstream dams trap the silt that used to reach "
@@ -204,3 +204,22 @@ def test_the_index_maps_its_files_without_reading_them_whole(tmp_path, policy):
     (start, rows), *_ = indexed.signature_slices()
     assert start == 0 and rows.shape == (4, policy.dedup_config().num_perm) and not rows.flags.owndata
     assert os.path.getsize(next((tmp_path / "index").glob("*[0-9a-f].arrow"))) > sum(map(len, ABSTRACTS))
+
+
+def test_the_dataset_a_run_writes_is_no_reference_of_its_own(tmp_path):
+    versions = tmp_path / ".clean.versions" / "run-1"
+    versions.mkdir(parents=True)
+    (tmp_path / "clean").symlink_to(versions)
+    said = f"reference {tmp_path / 'clean'} is the dataset this run writes"
+    assert self_reference([str(tmp_path / "clean")], tmp_path / "clean").startswith(said)
+    assert self_reference([str(versions)], tmp_path / "clean") is not None
+    assert self_reference([str(tmp_path / "other")], tmp_path / "clean") is None
+    with pytest.raises(ReferenceError, match="is the dataset this run writes"):
+        open_references([], [str(tmp_path / "clean")], "text", None, tmp_path / "clean")
+
+
+def test_a_text_column_that_is_not_text_fails_the_run_with_one_sentence(tmp_path, policy):
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"text": pa.array([[1, 2]], pa.list_(pa.int64()))}), path)
+    with pytest.raises(ReferenceError, match=f"reference {path} cannot be indexed"):
+        _indexed(tmp_path, [path], policy)

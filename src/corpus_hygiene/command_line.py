@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from corpus_hygiene.publish.lock import lock_problem
 from corpus_hygiene.publish.owner import dataset_dir_problem, overlap_problem
+from corpus_hygiene.reference.source import self_reference
 
 
 def flow_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,6 +149,8 @@ def usage_error(args: argparse.Namespace) -> str | None:
         return overlap
     if missing := next((p for p in args.reference if not os.path.exists(p)), None):
         return f"--reference {missing!r}: no such file or folder"
+    if mine := self_reference(args.reference, args.dataset_dir):
+        return mine
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()

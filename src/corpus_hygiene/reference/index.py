@@ -23,7 +23,7 @@ from corpus_hygiene.dedup.keys import dedup_key, record_id
 from corpus_hygiene.dedup.lsh import cjk_mask
 from corpus_hygiene.dedup.signatures import signature_of
 from corpus_hygiene.reference.contamination import Contamination, ItemIndex, index_items
-from corpus_hygiene.reference.source import Reference
+from corpus_hygiene.reference.source import Reference, ReferenceError
 from corpus_hygiene.runinfo import code_fingerprint
 
 READ_ROWS = 8192
@@ -162,8 +162,11 @@ def load(ref: Reference, config: DedupConfig, params: Contamination, folder: Pat
     try:
         table, items = _read(path), _read(_items_path(path))
     except (OSError, pa.ArrowInvalid):
-        folder.mkdir(parents=True, exist_ok=True)
-        build(ref, config, params, path)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            build(ref, config, params, path)
+        except (OSError, pa.ArrowException) as exc:  # a column that is not text, a damaged file, a full disk
+            raise ReferenceError(f"reference {ref.name} cannot be indexed: {exc}") from exc
         table, items, built = _read(path), _read(_items_path(path)), True
     keys = np.frombuffer(table.column("key").combine_chunks().buffers()[1], "S16", table.num_rows)
     order = np.argsort(keys, kind="stable")

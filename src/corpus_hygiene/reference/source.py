@@ -110,11 +110,30 @@ def open_reference(name: str, text_column: str = "text", memo_path: Path | None 
 
 
 def open_references(
-    policy_paths: list[str], given: list[str], text_column: str, memo_path: Path | None
+    policy_paths: list[str],
+    given: list[str],
+    text_column: str,
+    memo_path: Path | None,
+    writes: Path | None = None,
 ) -> list[Reference]:
-    """The policy's references, then the command line's (each once, in that order)."""
+    """The policy's references, then the command line's (each once, in that order); ``writes``: the
+    dataset the run publishes, which is no reference of its own."""
     names = list(dict.fromkeys([*policy_paths, *given]))
+    if writes is not None and (problem := self_reference(names, writes)):
+        raise ReferenceError(problem)
     return [open_reference(name, text_column, memo_path) for name in names]
+
+
+def self_reference(names: list[str], dataset_dir: Path | str) -> str | None:
+    """Why one of the references is the dataset a run writes (its link, a version of it), or None: its
+    records would all be found there, and the new version would drop them."""
+    dataset = Path(dataset_dir).absolute()
+    versions = Path(os.path.realpath(dataset.parent / f".{dataset.name}.versions"))
+    for name in names:
+        real = Path(os.path.realpath(name))
+        if real == Path(os.path.realpath(dataset)) or real.is_relative_to(versions):
+            return f"reference {name} is the dataset this run writes ({dataset_dir}): name a copy of it"
+    return None
 
 
 def unchanged_root(described: dict) -> Path | None:

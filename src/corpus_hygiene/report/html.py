@@ -97,11 +97,16 @@ def _segments(
 
 def windowed(segments: list[tuple[bool, str]], context: int = CONTEXT_CHARS) -> list[tuple[bool, str]]:
     """The changed segments with ``context`` characters of unchanged text around each; longer unchanged
-    runs are cut at a space and marked "…" (an excerpt never ends mid-word).
+    runs are cut at a space and marked "…" (an excerpt never ends mid-word). Identical texts (one
+    unchanged segment) show their opening.
 
     >>> windowed([(False, "one two three four five six"), (True, "7"), (False, " eight nine ten")], 10)
     [(False, '… five six'), (True, '7'), (False, ' eight nine ten')]
+    >>> windowed([(False, "one two three four five six")], 5)
+    [(False, 'one two …')]
     """
+    if len(segments) == 1 and not segments[0][0] and len(segments[0][1]) > 2 * context:
+        return [(False, segments[0][1][: 2 * context].rsplit(" ", 1)[0] + " …")]
     out = []
     for k, (changed, text) in enumerate(segments):
         if changed or len(text) <= 2 * context:
