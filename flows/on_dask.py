@@ -160,7 +160,7 @@ class ClusterSearch:
     client: object
     logger: logging.Logger | logging.LoggerAdapter
 
-    def __call__(self, texts, signatures, cjk, config) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, texts, signatures, cjk, config, against: int = 0) -> tuple[np.ndarray, np.ndarray]:
         n, threads = len(texts), _threads(self.client)
         if not n:
             return np.empty(0, dtype=np.int64), np.empty(0)
@@ -172,6 +172,8 @@ class ClusterSearch:
             for lo in range(0, n, size)
         ]
         codes = self._candidates(chunks, n, config, parts=max(1, min(len(chunks), 2 * threads)))
+        if against:  # a record against a reference's rows: the pairs among either are not asked for
+            codes = codes[(codes // n >= against) & (codes % n < against)]
         blocks = (codes // n // size) * len(chunks) + codes % n // size  # (later chunk, earlier chunk)
         order = np.argsort(blocks, kind="stable")
         codes, blocks = codes[order], blocks[order]

@@ -6,6 +6,8 @@ import logging
 import random
 import re
 import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +20,10 @@ from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.lsh import candidate_pairs, cjk_mask
 from corpus_hygiene.dedup.near import find_near_duplicates
 from corpus_hygiene.dedup.signatures import signature_of
+from corpus_hygiene.reference.contamination import Contamination
+from corpus_hygiene.reference.index import load
+from corpus_hygiene.reference.match import match_chunk
+from corpus_hygiene.reference.source import open_reference
 from flows.on_dask import ClusterSearch
 
 from .conftest import EXAMPLES, SEEDS, SHARED, needs_seeds, parquet_checksums
@@ -87,6 +93,24 @@ def test_the_clusters_and_verified_pairs_are_those_of_one_process(client, n, see
     got = find_near_duplicates(texts, config, signatures, cjk, verified=there, search=search(client))
     assert got == expected
     assert there == here
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**32 - 1))
+def test_a_reference_is_searched_on_the_cluster_as_in_one_process(client, n, seed):
+    rng = random.Random(seed)
+    texts = _corpus(rng, 2 * n)
+    theirs, mine = texts[::2], texts[1::2]  # near copies fall on either side
+    config = DedupConfig()
+    with tempfile.TemporaryDirectory() as folder:
+        pq.write_table(pa.table({"text": theirs}), Path(folder) / "r.parquet")
+        ref = load(open_reference(str(Path(folder) / "r.parquet")), config, Contamination(), Path(folder))
+        ids = np.array([bytes(16)] * len(mine), "S16")
+        signatures = np.array([np.frombuffer(signature_of(t, config), "<u4") for t in mine])
+        args = ([ref], ids, mine, signatures, cjk_mask(mine), config, Contamination())
+        here, there = match_chunk(*args), match_chunk(*args, search(client))
+    for field in ("record", "reference", "row", "kind", "score"):
+        assert getattr(there, field).tolist() == getattr(here, field).tolist()
 
 
 def test_a_chunk_that_is_not_yet_signed_is_signed_on_the_way(client):

@@ -132,10 +132,17 @@ def _candidates_with_memo(
 
 class PairSearch(Protocol):
     """A search done elsewhere (``flows/on_dask.py`` on a cluster): the candidate pairs as sorted codes
-    ``later * n + earlier`` and each one's verified similarity, unrounded."""
+    ``later * n + earlier`` and each one's verified similarity, unrounded; with ``against`` > 0, only the
+    pairs of a later record at or after it and an earlier one before it (the texts before ``against``
+    are a reference's, ``reference/match.py``)."""
 
     def __call__(
-        self, texts: Sequence[str], signatures: Sequence[bytes], cjk: np.ndarray, config: DedupConfig
+        self,
+        texts: Sequence[str],
+        signatures: Sequence[bytes],
+        cjk: np.ndarray,
+        config: DedupConfig,
+        against: int = 0,
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
 

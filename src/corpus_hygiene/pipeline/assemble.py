@@ -88,7 +88,7 @@ def assemble(
     keys, config = store.keys, policy.dedup_config()
     contamination = contamination or Contamination()
     ids = _ids(keys) if references else np.zeros(0, "S16")
-    matches = match_records(references, ids, store.column, _cjk(keys), config, contamination)
+    matches = match_records(references, ids, store.column, _cjk(keys), config, contamination, search)
     copies, contaminated = placed(matches, references, keys, store, contamination)
     store.add(pack_rejected(contaminated))
     out.references = summary(matches, references, keys, store)

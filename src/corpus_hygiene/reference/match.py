@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
+import pyarrow as pa
 
 from corpus_hygiene.dedup.config import DedupConfig
 from corpus_hygiene.dedup.exact import lookup
@@ -55,18 +56,47 @@ class Matches:
         )
 
 
-def _near(ref: IndexedReference, texts: list[str], signatures: np.ndarray, cjk: np.ndarray, config):
-    """Each text's most similar reference row at or above the threshold: (text, row, similarity)."""
+class Joined(Sequence):
+    """A reference's column followed by a chunk's, read as one Arrow column a slice at a time: what a
+    ``PairSearch`` reads its texts and signatures from (``cluster_search.make_chunk``)."""
+
+    def __init__(self, theirs: pa.ChunkedArray, mine: list, as_type: pa.DataType) -> None:
+        self._all = pa.chunked_array([*theirs.chunks, pa.array(mine, theirs.type)], theirs.type)
+        self._as = as_type
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def arrow(self, records: slice) -> pa.Array:
+        start, stop, _ = records.indices(len(self))
+        return self._all.slice(start, stop - start).combine_chunks().cast(self._as)
+
+    def __getitem__(self, i):
+        return self.arrow(i).to_pylist() if isinstance(i, slice) else self.arrow(slice(i, i + 1))[0].as_py()
+
+
+def _near(
+    ref: IndexedReference, texts: list[str], signatures: np.ndarray, cjk: np.ndarray, config, search=None
+):
+    """Each text's most similar reference row at or above the threshold: (text, row, similarity).
+    ``search``: a ``near.PairSearch`` that finds and verifies the pairs (on a cluster), else here."""
     n_ref, n = len(ref), len(texts)
-    fresh = np.r_[np.zeros(n_ref, bool), np.ones(n, bool)]
     both_cjk = np.r_[ref.table.column("cjk").to_numpy(), cjk]
-    codes = fresh_candidate_pairs(ref.signature_slices(), fresh, signatures, config, both_cjk)
-    text, row = codes // (n_ref + n) - n_ref, codes % (n_ref + n)
-    wanted = np.unique(row)
-    ref_texts = dict(zip(wanted.tolist(), ref.texts(wanted), strict=True))
-    sims = np.array([verified_similarity(texts[i], ref_texts[r], config)
-                     for i, r in zip(text.tolist(), row.tolist(), strict=True)])  # fmt: skip
-    verify_shingles.cache_clear()
+    if search is not None:
+        blobs = [row.astype("<u4").tobytes() for row in signatures]
+        joined = (Joined(ref.table.column("text"), texts, pa.string()),
+                  Joined(ref.table.column("signature"), blobs, pa.binary()))  # fmt: skip
+        codes, sims = search(*joined, both_cjk, config, against=n_ref)
+        text, row = codes // (n_ref + n) - n_ref, codes % (n_ref + n)
+    else:
+        fresh = np.r_[np.zeros(n_ref, bool), np.ones(n, bool)]
+        codes = fresh_candidate_pairs(ref.signature_slices(), fresh, signatures, config, both_cjk)
+        text, row = codes // (n_ref + n) - n_ref, codes % (n_ref + n)
+        wanted = np.unique(row)
+        ref_texts = dict(zip(wanted.tolist(), ref.texts(wanted), strict=True))
+        sims = np.array([verified_similarity(texts[i], ref_texts[r], config)
+                         for i, r in zip(text.tolist(), row.tolist(), strict=True)])  # fmt: skip
+        verify_shingles.cache_clear()
     sims = np.round(sims, 6)
     order = np.lexsort((row, -sims, text))  # per text: most similar, then the earlier row
     text, row, sims = text[order], row[order], sims[order]
@@ -82,8 +112,10 @@ def match_chunk(
     cjk: np.ndarray,
     config: DedupConfig,
     params: Contamination,
+    search=None,
 ) -> Matches:
-    """The matches of one chunk of records: their ``ids`` (S16), texts, signature rows and CJK flags."""
+    """The matches of one chunk of records: their ``ids`` (S16), texts, signature rows and CJK flags;
+    ``search``: a ``near.PairSearch`` for the near copies (on a cluster), else found here."""
     n = len(texts)
     kind, score = np.full(n, 3, np.int8), np.zeros(n)
     reference, row = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
@@ -98,7 +130,8 @@ def match_chunk(
         better(np.flatnonzero(found), k, at[found], EXACT, np.ones(int(found.sum())))
         open_ = np.flatnonzero(kind > EXACT)
         if len(open_) and len(ref):
-            i, r, sims = _near(ref, [texts[j] for j in open_.tolist()], signatures[open_], cjk[open_], config)
+            mine = [texts[j] for j in open_.tolist()]
+            i, r, sims = _near(ref, mine, signatures[open_], cjk[open_], config, search)
             better(open_[i], k, r, NEAR, sims)
         open_ = np.flatnonzero(kind > NEAR)
         if len(open_) and len(ref.items):
@@ -116,15 +149,16 @@ def match_records(
     cjk: np.ndarray,
     config: DedupConfig,
     params: Contamination,
+    search=None,
 ) -> Matches:
     """The matches of every record: ``ids`` (S16, one a record), ``fetch(name, records)`` their ``text``
-    or ``signature`` (``RecordStore.column``), ``cjk`` their CJK flags."""
+    or ``signature`` (``RecordStore.column``), ``cjk`` their CJK flags; ``search``: as ``match_chunk``'s."""
     parts = []
     for lo in range(0, len(ids) if refs else 0, CHUNK):
         at = np.arange(lo, min(len(ids), lo + CHUNK))
         texts = list(fetch("text", at))
         signatures = signature_matrix(texts, config, fetch("signature", at))
-        found = match_chunk(refs, ids[at], texts, signatures, cjk[at], config, params)
+        found = match_chunk(refs, ids[at], texts, signatures, cjk[at], config, params, search)
         parts.append(replace(found, record=found.record + lo))
     return Matches.join(parts)
 
