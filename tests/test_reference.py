@@ -223,3 +223,27 @@ def test_a_text_column_that_is_not_text_fails_the_run_with_one_sentence(tmp_path
     pq.write_table(pa.table({"text": pa.array([[1, 2]], pa.list_(pa.int64()))}), path)
     with pytest.raises(ReferenceError, match=f"reference {path} cannot be indexed"):
         _indexed(tmp_path, [path], policy)
+
+
+def test_validate_follows_each_pointer_into_an_unchanged_reference(tmp_path):
+    from corpus_hygiene.publish.read import pointer_failures
+
+    path = _reference(tmp_path / "r.parquet", ABSTRACTS[:2], id=[3, 7])  # ids of any type, as strings
+    described = open_reference(str(path)).describe()
+    assert described["id"] == "id"
+    rows = [("r.parquet#0", "3"), ("r.parquet#1", "7"), ("r.parquet#1", "3"), ("r.parquet#2", "x")]
+    dups = pa.table({
+        "kind": ["reference"] * 5 + ["exact"],
+        "reference": [str(path)] * 4 + ["elsewhere.parquet", None],
+        "canonical_id": [i for _, i in rows] + ["b", "0" * 32],
+        "canonical_ref": [r for r, _ in rows] + ["x#0", "a.txt:3"],
+    })  # fmt: skip
+    assert pointer_failures({"references": [described]}, dups) == [
+        "duplicates.reference: elsewhere.parquet is no reference of the manifest",
+        f"duplicates.canonical_ref: r.parquet#1 is no row of id '3' in {path}",
+        f"duplicates.canonical_ref: r.parquet#2 is no row of id 'x' in {path}",
+    ]
+    _reference(path, ABSTRACTS[:3], id=["a", "b", "c"])  # changed since: not followed
+    assert pointer_failures({"references": [described]}, dups) == [
+        "duplicates.reference: elsewhere.parquet is no reference of the manifest"
+    ]

@@ -90,6 +90,9 @@ def pointer_failures(manifest: dict, duplicates: pa.Table) -> list[str]:
     failures = []
     rows = duplicates.filter(pc.equal(duplicates["kind"], "reference")).select(
         ["reference", "canonical_id", "canonical_ref"]).to_pylist()  # fmt: skip
+    listed = {ref["name"] for ref in manifest.get("references", ())}
+    failures += sorted({f"duplicates.reference: {r['reference']} is no reference of the manifest"
+                        for r in rows if r["reference"] not in listed})  # fmt: skip
     for ref in manifest.get("references", ()):
         if (root := unchanged_root(ref)) is None:
             continue
