@@ -145,13 +145,11 @@ def _same_bytes_on_the_cluster(corpus, tmp_path, dask_scheduler, *extra: str) ->
 @pytest.mark.slow
 @needs_seeds
 def test_the_seed_files_on_a_cluster_and_against_references_publish_the_same_bytes(tmp_path, dask_scheduler):
+    from benchmarks.common import seed_files
+
     corpus = tmp_path / "seeds"
     shutil.copytree(SEEDS, corpus)
-    _same_bytes_on_the_cluster(corpus, tmp_path / "plain", dask_scheduler)
-    texts = [
-        r["text_raw"]
-        for r in pq.read_table(tmp_path / "plain" / "one" / "clean" / "records.parquet").to_pylist()
-    ]
+    texts = [p for _, paragraphs in seed_files() for p in paragraphs]
     copies = [t if i % 2 else t.split(" ", 3)[-1] for i, t in enumerate(texts[::4])]  # exact, and near
     pq.write_table(pa.table({"text": copies}), tmp_path / "last_year.parquet")
     bench = EXAMPLES.parent / "reference" / "benchmark_items.parquet"
