@@ -126,6 +126,12 @@ def _environment_error() -> str | None:
     return None
 
 
+def _reference_problem(references: list[str], dataset_dir: str) -> str | None:
+    if missing := next((p for p in references if not os.path.exists(p)), None):
+        return f"--reference {missing!r}: no such file or folder"
+    return self_reference(references, dataset_dir)
+
+
 def usage_error(args: argparse.Namespace) -> str | None:
     """The command line's and environment's first problem, found before any work (exit 2), or None."""
     if not Path(args.input_dir).is_dir():
@@ -147,10 +153,8 @@ def usage_error(args: argparse.Namespace) -> str | None:
         return problem
     if overlap := overlap_problem(args.input_dir, args.dataset_dir, args.reports_dir):
         return overlap
-    if missing := next((p for p in args.reference if not os.path.exists(p)), None):
-        return f"--reference {missing!r}: no such file or folder"
-    if mine := self_reference(args.reference, args.dataset_dir):
-        return mine
+    if problem := _reference_problem(args.reference, args.dataset_dir):
+        return problem
     if args.dask_address and (why := _unreachable(args.dask_address)):
         return f"--dask-address {args.dask_address}: {why}"
     return _environment_error()
