@@ -201,13 +201,16 @@ def _stages(
             raise run.failed(problem)
         discovery = run.timed("discover", discover_sources, run.input_dir, policy.file_limit(max_file_mb))
         hashes = run.timed("hash_inputs", hash_inputs, discovery) if use_cache else {}
-        refs = run.timed("references", find_references, policy, *given, run.beside, use_cache)
+        named = policy.reference_paths() or given[0]  # a run without references has no stage of them
+        refs = (
+            run.timed("references", find_references, policy, *given, run.beside, use_cache) if named else []
+        )
         if use_cache:
             stop_if_unchanged(run, run_key(discovery, hashes, policy, refs))
         cache = open_cache(run) if use_cache else None
         store = RecordStore(run.beside.records(run.run_id))
         with reference_folder(cache) as folder:
-            indexed = run.timed("index_references", index_references, refs, policy, folder)
+            indexed = run.timed("index_references", index_references, refs, policy, folder) if refs else []
             args = (discovery, hashes, policy, cache, store, workers, dask_address, indexed)
             asm, memo = process_and_assemble(run, *args)
         trim_freed_memory()  # the search's buffers: the gates' slices come on top of what stays
