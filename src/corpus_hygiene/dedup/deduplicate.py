@@ -17,6 +17,11 @@ from corpus_hygiene.store.keys import Keys
 from corpus_hygiene.store.records import keys_of
 
 
+def cjk_flags(keys: Keys) -> np.ndarray:
+    """Whether each record is Chinese, Japanese or Korean, from its language."""
+    return np.isin(keys.lang, [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
+
+
 def deduplicate(
     records: Keys | Sequence[Record],
     config: DedupConfig,
@@ -46,7 +51,7 @@ def deduplicate(
     canon = canon[rank_order(keys, canon)]  # indices into keys, in canonical-rank order
     del canonical
     positions = keys.positions(canon)
-    cjk = np.isin(keys.lang[canon], [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
+    cjk = cjk_flags(keys)[canon]
     verified: list[tuple[int, int, float]] = []
     found = find_near_duplicates(
         fetch("text", positions),

@@ -14,11 +14,10 @@ import numpy as np
 
 from checks import Policy, load_policy
 from checks.domain import RECORD_CHECKS
-from corpus_hygiene.dedup.deduplicate import deduplicate
+from corpus_hygiene.dedup.deduplicate import cjk_flags, deduplicate
 from corpus_hygiene.dedup.keys import id_bytes
 from corpus_hygiene.dedup.near import PairSearch
 from corpus_hygiene.incremental.pair_memo import PairMemo
-from corpus_hygiene.language.scripts import CJK_LANGS
 from corpus_hygiene.models import FileResult, Rejected, SourceReport
 from corpus_hygiene.pipeline.record_checks import check_results
 from corpus_hygiene.reference.contamination import Contamination
@@ -88,7 +87,7 @@ def assemble(
     keys, config = store.keys, policy.dedup_config()
     contamination = contamination or Contamination()
     ids = _ids(keys) if references else np.zeros(0, "S16")
-    matches = match_records(references, ids, store.column, _cjk(keys), config, contamination, search)
+    matches = match_records(references, ids, store.column, cjk_flags(keys), config, contamination, search)
     copies, contaminated = placed(matches, references, keys, store, contamination)
     store.add(pack_rejected(contaminated))
     out.references = summary(matches, references, keys, store)
@@ -144,10 +143,6 @@ def assemble(
 def _ids(keys: Keys) -> np.ndarray:
     """The records' ids as 16-byte keys (``S16``), read from the store."""
     return id_bytes(keys.arrow("record_id")).view("S16").ravel() if len(keys) else np.zeros(0, "S16")
-
-
-def _cjk(keys: Keys) -> np.ndarray:
-    return np.isin(keys.lang, [i for i, lang in enumerate(keys.langs.values) if lang in CJK_LANGS])
 
 
 def _whole_files(results: list[FileResult], refused: list[Rejected]) -> Counter:

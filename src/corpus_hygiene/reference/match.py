@@ -166,46 +166,46 @@ def match_records(
 ITEM_CHARS = 120  # of a contaminating item, quoted in the quarantine row's detail
 
 
+def _rows_of(matches: Matches, refs: Sequence[IndexedReference], what: str) -> list:
+    """Each match's reference row's ``pointers`` (id, file#row) or ``texts``, read a reference at a time."""
+    out = np.empty(len(matches), object)
+    for k, ref in enumerate(refs):
+        mine = np.flatnonzero(matches.reference == k)
+        if what == "texts":
+            out[mine] = ref.texts(matches.row[mine])
+        else:
+            ids, rows = ref.pointers(matches.row[mine])
+            out[mine] = list(zip(ids, rows, strict=True))
+    return out.tolist()
+
+
 def placed(
     matches: Matches, refs: Sequence[IndexedReference], keys: Keys, store: RecordStore, params: Contamination
 ) -> tuple[ReferenceCopies, list[Rejected]]:
     """The matched records as the duplicates table's reference copies and as quarantine rows
     (``contaminated``)."""
     copies = matches.take(np.flatnonzero(matches.kind != CONTAINS))
-    groups, ids, rows = [np.zeros(0, np.int64)], [], []  # the pointers read a reference at a time
-    for k, ref in enumerate(refs):
-        mine = np.flatnonzero(copies.reference == k)
-        got_ids, got_rows = ref.pointers(copies.row[mine])
-        groups.append(mine)
-        ids += got_ids
-        rows += got_rows
-    order = np.argsort(np.concatenate(groups), kind="stable")
-    ids, rows = [ids[i] for i in order], [rows[i] for i in order]
+    ids, rows = zip(*_rows_of(copies, refs, "pointers"), strict=True) if len(copies) else ((), ())
+    names = [refs[k].ref.name for k in copies.reference.tolist()]
     reasons = [
-        f"{'same dedup key as' if kind == EXACT else 'a near copy of'} {row} in reference {refs[k].ref.name}"
-        for kind, row, k in zip(copies.kind.tolist(), rows, copies.reference.tolist(), strict=True)
+        f"{'same dedup key as' if kind == EXACT else 'a near copy of'} {row} in reference {name}"
+        for kind, row, name in zip(copies.kind.tolist(), rows, names, strict=True)
     ]
-    reference_copies = ReferenceCopies(
-        copies.record, [refs[k].ref.name for k in copies.reference.tolist()], ids, rows, copies.score, reasons
-    )
+    reference_copies = ReferenceCopies(copies.record, names, list(ids), list(rows), copies.score, reasons)
     dirty = matches.take(np.flatnonzero(matches.kind == CONTAINS))
     record = keys.take(dirty.record)
     raw = store.take(["text_raw"], record.pos).column(0).to_pylist()
+    found = zip(dirty.reference.tolist(), _rows_of(dirty, refs, "pointers"), _rows_of(dirty, refs, "texts"),
+                dirty.score.tolist(), raw, strict=True)  # fmt: skip
     rejected = []
-    found = zip(dirty.reference.tolist(), dirty.row.tolist(), dirty.score.tolist(), strict=True)
-    for i, (k, row, share) in enumerate(found):
-        ref = refs[k]
-        (item_id,), (item_ref,) = ref.pointers(np.array([row]))
-        (text,) = ref.texts(np.array([row]))
+    for where, (k, (item_id, item_ref), text, share, text_raw) in zip(record, found, strict=True):
         quoted = text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS] + "…"
         span = params.span(len(tokens(text)))
         detail = (
             f"contains {share:.0%} of the {span}-word spans of {item_id or item_ref} in reference "
-            f"{ref.ref.name}: “{quoted}”"
+            f"{refs[k].ref.name}: “{quoted}”"
         )
-        rejected.append(
-            Rejected(record[i].source_file, record[i].source_line, "contaminated", detail, raw[i])
-        )
+        rejected.append(Rejected(where.source_file, where.source_line, "contaminated", detail, text_raw))
     return reference_copies, rejected
 
 
@@ -224,7 +224,7 @@ def summary(matches: Matches, refs: Sequence[IndexedReference], keys: Keys, stor
         shown = mine.take(keys.take(mine.record).provenance_order()[:EXAMPLES])
         record = keys.take(shown.record)
         raw = store.take(["text_raw"], record.pos).column(0).to_pylist()
-        ids, rows = ref.pointers(shown.row)
+        pointers, theirs = _rows_of(shown, refs, "pointers"), _rows_of(shown, refs, "texts")
         examples = [
             {
                 "ref": where,
@@ -232,11 +232,10 @@ def summary(matches: Matches, refs: Sequence[IndexedReference], keys: Keys, stor
                 "score": score,
                 "text": text[:EXAMPLE_CHARS],
                 "pointer": pointer_id or row,
-                "reference_text": theirs[:EXAMPLE_CHARS],
+                "reference_text": reference_text[:EXAMPLE_CHARS],
             }
-            for where, kind, score, text, pointer_id, row, theirs in zip(
-                record.refs(), shown.kind.tolist(), shown.score.tolist(), raw, ids, rows,
-                ref.texts(shown.row), strict=True)
+            for where, kind, score, text, (pointer_id, row), reference_text in zip(
+                record.refs(), shown.kind.tolist(), shown.score.tolist(), raw, pointers, theirs, strict=True)
         ]  # fmt: skip
         out.append(
             ref.ref.describe()

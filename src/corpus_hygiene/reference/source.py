@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from corpus_hygiene.atomic import json_document, write_atomic
+from corpus_hygiene.publish.dataset import sha256_file
 
 ID_COLUMNS = ("record_id", "id")  # the first one a reference has points at its rows
 
@@ -68,11 +69,7 @@ def content_hash(root: Path, files: tuple[str, ...], memo_path: Path | None) -> 
         path = root / name
         key, known = _stat_key(path), memo.get(str(path))
         if not known or known[0] != key:
-            digest = hashlib.sha256()
-            with open(path, "rb") as f:
-                while block := f.read(8 << 20):
-                    digest.update(block)
-            memo[str(path)], changed = [key, digest.hexdigest()], True
+            memo[str(path)], changed = [key, sha256_file(path)], True
         whole.update(f"{name}\0{memo[str(path)][1]}\n".encode())
     if changed and memo_path is not None:
         try:
