@@ -18,7 +18,6 @@ import pandas as pd
 import pandera.extensions as extensions
 
 from corpus_hygiene.clean.latex.spans import latex_residue
-from corpus_hygiene.clean.normalise import STRAY_JOINERS
 from corpus_hygiene.language.scripts import CHARACTER_WORD_LANGUAGES, CJK_CHARS, SHORT_WORD_LANGUAGES
 
 ISO_639_1 = frozenset(
@@ -45,10 +44,12 @@ MOJIBAKE_RESIDUE = (
     "[ÂÃ][\u0080-\u00bf\u2018-\u201e\u20ac\u2122]|â[\u0080-\u00bf\u201a\u201e\u20ac\u2122]"
     f"|â[\u2018\u2019\u201c\u201d][{_BYTE}]|\ufffd"
 )
-# a zero-width (non-)joiner counts where the cleaner removes it (``STRAY_JOINERS``)
+# A zero-width (non-)joiner counts where the cleaner removes it (clean/normalise.py): at the start, after
+# a space or after ASCII. One character class first, the joiner's rule as a look-behind: Python's re then
+# scans for the class (pyarrow's regex has no look-behind; pandas hands this pattern to re).
 INVISIBLE = (
-    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
-    f"|{STRAY_JOINERS}"
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+    "(?<![^\\s\x00-\x7f][\u200c\u200d])"
 )
 _NOT_ALNUM = re.compile(r"[\W_]+")
 

@@ -116,6 +116,20 @@ def test_each_check_fails_with_its_name_and_a_sentence(check, bad, detail, polic
         assert failures[0].detail.split(" (also failed")[0] == detail
 
 
+@given(st.text(alphabet="a .é中कی\u200b\u200c\u200d\u00ad\x01", max_size=8))
+def test_invisible_check_finds_a_joiner_exactly_where_the_cleaner_removes_one(text):
+    import re
+
+    from checks.domain import INVISIBLE
+    from corpus_hygiene.clean.normalise import _STRAY_JOINERS
+
+    plain = re.sub("[\u200b\u00ad\x01]", "", text)  # the one-class characters out: joiners alone
+    assert bool(re.search(INVISIBLE, plain)) == bool(_STRAY_JOINERS.search(plain))
+    assert bool(re.search(INVISIBLE, text)) == bool(
+        _STRAY_JOINERS.search(text) or re.search("[\u00ad\x01\u200b]", text)
+    )
+
+
 @pytest.mark.parametrize(
     ("genuine", "lang"),
     [

@@ -557,3 +557,16 @@ def test_a_pairs_similarity_does_not_depend_on_the_threshold():
         seen[threshold] = {(i, j): s for i, j, s in verified}
     both = seen[0.7].keys() & seen[0.99].keys()
     assert len(both) >= 3 and all(seen[0.7][k] == seen[0.99][k] for k in both), seen
+
+
+@given(st.frozensets(st.text(max_size=12), max_size=40), st.sampled_from([16, 128]), st.integers(0, 3))
+def test_signer_gives_the_values_of_datasketchs_minhash(shingle_set, num_perm, seed):
+    import xxhash
+    from datasketch import MinHash
+
+    from corpus_hygiene.dedup.minhash import Signer
+
+    config = DedupConfig(num_perm=num_perm, bands=num_perm // 4, seed=seed)
+    theirs = MinHash(num_perm=num_perm, seed=seed, hashfunc=xxhash.xxh32_intdigest, scheme="affine32")
+    theirs.update_batch([s.encode() for s in shingle_set])
+    assert Signer(config).sign(shingle_set).tolist() == theirs.hashvalues.tolist()

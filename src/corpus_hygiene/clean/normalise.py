@@ -17,10 +17,8 @@ _INVISIBLE = re.compile(
     r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 )
 # The zero-width (non-)joiner after a non-ASCII letter is spelling (Persian می‌خواهم, Indic conjuncts,
-# emoji sequences): kept; at the start, after a space or after ASCII it is debris. No look-behind: the
-# record check (checks/domain.py) reads the same pattern with pyarrow's regex, which has none.
-STRAY_JOINERS = r"(?:^|[\s\x00-\x7f])[\u200c\u200d]+"
-_STRAY_JOINERS = re.compile(STRAY_JOINERS)
+# emoji sequences): kept; at the start, after a space or after ASCII it is debris.
+_STRAY_JOINERS = re.compile(r"(?:^|[\s\x00-\x7f])[\u200c\u200d]+")
 _SPACE_RUN = re.compile(r"\s+")
 _CJK = char_class("kana", "han") + "\u3000-\u303f\uff00-\uffef"  # and CJK punctuation, full-width forms
 # A line break between two CJK characters is a hard wrap, not a word space: Chinese and Japanese

@@ -24,7 +24,7 @@ def _signer(config: DedupConfig):
 
 def signature_of(text: str, config: DedupConfig) -> bytes:
     """The MinHash signature of one text's LSH shingles: num_perm uint32, little-endian."""
-    return _signer(config).sign(lsh_shingles(text, config)).hashvalues.astype("<u4").tobytes()
+    return _signer(config).sign(lsh_shingles(text, config)).astype("<u4").tobytes()
 
 
 def signature_block(

@@ -4,7 +4,6 @@ the languages each script decides, and the character classes the tokenisers use.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import Counter
 
 # Letters per script, as (first, last) code points. Han includes the compatibility block and
 # extensions A–F; Hangul its Jamo and syllables.
@@ -104,6 +103,7 @@ _SCRIPT_OF = _ScriptOf()
 
 
 def script_counts(text: str) -> dict[str, int]:
-    """Letters of ``text`` per script (every name of ``SCRIPTS``), in one pass over it."""
-    counted = Counter(text.translate(_SCRIPT_OF))
-    return {name: counted.get(chr(i + 0x41), 0) for i, name in enumerate(SCRIPTS)}
+    """Letters of ``text`` per script (every name of ``SCRIPTS``): one pass maps each letter to its
+    script's one-character name, then ``str.count`` (C speed) counts each name."""
+    letters = text.translate(_SCRIPT_OF)
+    return {name: letters.count(chr(i + 0x41)) for i, name in enumerate(SCRIPTS)}
