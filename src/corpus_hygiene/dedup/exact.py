@@ -91,16 +91,6 @@ def length_step(n: int) -> int:
     return int(math.log(max(n, 1)) / math.log(LENGTH_STEP))
 
 
-def canonical_rank(record: RecordKey) -> tuple:
-    """Smaller is better: fewer repairs, then the more complete text (longer by a 2% step or more),
-    then earliest provenance (source_file, source_line: the record identity, a stable tie-break).
-
-    The 2% step keeps an edited copy from winning over its original by a few inserted characters,
-    which would leave the original's other copies to be compared with the edited one.
-    """
-    return (record.n_fixes, -length_step(record.n_chars), record.source_file, record.source_line)
-
-
 def why_kept(kept: RecordKey, dropped: RecordKey) -> str:
     if kept.n_fixes != dropped.n_fixes:
         return f"fewer repairs ({kept.n_fixes} vs {dropped.n_fixes})"
@@ -110,8 +100,11 @@ def why_kept(kept: RecordKey, dropped: RecordKey) -> str:
 
 
 def rank_order(keys: Keys, at: np.ndarray | None = None) -> np.ndarray:
-    """Indices that sort ``keys``, or ``keys[at]`` (then indices into ``at``), by ``canonical_rank`` (the
-    same order, computed on the four columns it reads)."""
+    """Indices that sort ``keys``, or ``keys[at]`` (then indices into ``at``), best canonical first: fewer
+    repairs, then the more complete text (longer by a 2% step or more), then earliest provenance
+    (source_file, source_line: the record identity, a stable tie-break). The 2% step keeps an edited copy
+    from winning over its original by a few inserted characters, which would leave the original's other
+    copies to be compared with the edited one."""
     at = slice(None) if at is None else at
     lengths, inverse = np.unique(keys.n_chars[at], return_inverse=True)
     steps = np.array([length_step(int(n)) for n in lengths], np.int32)[inverse]  # math.log, as length_step

@@ -9,7 +9,7 @@ decides what it merges, never what it is (``pairs.parquet``'s what-if holds at e
 A pair that shares only its opening sentences scores low on both (≤ 0.66 on the dev set, where true
 near duplicates with up to 25% edits score ≥ 0.82), which is what a shingle threshold alone cannot do.
 
-Records are visited best first (``exact.canonical_rank``). Each is compared with the canonical records
+Records are visited best first (``exact.rank_order``). Each is compared with the canonical records
 already chosen that LSH proposes; if the best verified similarity reaches the threshold it becomes a
 duplicate of that canonical, otherwise a canonical itself. So every duplicate is verified against the
 very record it is merged into: with A~B, B~C and A≁C, C is never pulled into A's cluster through B.

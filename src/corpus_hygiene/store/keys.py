@@ -17,7 +17,7 @@ ID_ROW = np.dtype([("key", "S16"), ("pos", "<i8")])  # a record's id as its 16 b
 @dataclass(frozen=True, slots=True)
 class RecordKey:
     """One staged record's key (``Keys[i]``): its position in the store, and the fields of its
-    identity, canonical rank (``dedup.exact.canonical_rank``) and CJK flag."""
+    identity, canonical rank (``dedup.exact.rank_order``) and CJK flag."""
 
     pos: int
     source_file: str
