@@ -11,9 +11,10 @@ random unless seeded. So, in order:
    script's languages, and falls back to the script's main language.
 4. Latin script. Short text (a header label, a heading): when every word is a known word of one
    language's wordfreq list and that language scores best, it decides; otherwise langdetect chooses
-   among the Latin-script languages. Longer text: English when its common words say so clearly (most
-   abstracts are English); else langdetect on a window a quarter into the text (a licence line or an
-   HTTP header before the abstract does not decide); a weak decision reads the whole text.
+   among the Latin-script languages. Longer text: English, German, French, Spanish, Portuguese or Italian
+   when its common words say so clearly (most abstracts are in one of them); else langdetect on a window
+   a quarter into the text (a licence line or an HTTP header before the abstract does not decide); a
+   weak decision reads the whole text.
 5. Letters of any other script go to langdetect unrestricted: never straight to "und".
 Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are too few letters.
 """
@@ -21,6 +22,7 @@ Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,10 +58,12 @@ LANGDETECT_SEED = 0
 # Short texts (few n-grams, a cheap call) get langdetect's default of 7.
 LANGDETECT_TRIALS = 1
 SHORT_TEXT_TRIALS = 7
-# English by its common words (``_english_by_common_words``): among a window's words that are in one
-# language's 50 most frequent only, English's at least 4 and three times any other language's. Only
-# English, and only in ASCII: related languages share their common words (es, pt, ca; da, nb, sv), and
-# Vietnamese text hits French ones. tests/test_language.py holds it to no UDHR line but English ones.
+# A language by its common words (``_by_common_words``): among a window's words that are in one language's
+# 50 most frequent only, the language's at least 4 and three times any other language's. Only these
+# languages decide so: a language langdetect knows and wordfreq lacks reads as its relative's common
+# words (Afrikaans as Dutch, Estonian as Finnish, Welsh as Latvian, Somali as Turkish; Slovene as the
+# Serbo-Croatian list). tests/test_language.py holds it to no UDHR line but the language's own.
+COMMON_WORD_LANGUAGES = frozenset({"en", "de", "fr", "es", "pt", "it"})
 COMMON_WORDS = 50
 MIN_COMMON_WORDS = 4
 COMMON_WORD_MARGIN = 3
@@ -177,22 +181,25 @@ def _common_words() -> dict[str, tuple[str, ...]]:
     return {word: tuple(langs) for word, langs in index.items()}
 
 
-def _english_by_common_words(text: str) -> Language | None:
-    """English, when an ASCII text's common words are clearly English ones; None to ask langdetect.
+def _by_common_words(text: str) -> Language | None:
+    """One of ``COMMON_WORD_LANGUAGES``, when the text's common words clearly say so; None to ask langdetect.
 
-    >>> _english_by_common_words("We show that the model learns the task from a few of the examples.")
+    >>> _by_common_words("We show that the model learns the task from a few of the examples.")
     Language(code='en', confidence=1.0, method='common_words')
+    >>> _by_common_words("Nous montrons que le modèle apprend la tâche avec peu d'exemples, et qu'il est sûr")
+    Language(code='fr', confidence=1.0, method='common_words')
     """
-    if not text.isascii():
-        return None
+    # NFC first: decomposed text (a Vietnamese ``ệ`` as e + two marks) would split its words at the marks
+    words = _WORD.findall(unicodedata.normalize("NFC", text).lower())
     # only words of one language's list count: one English shares ("a", "in") tells nothing either way
-    hits = Counter(
-        of[0] for of in map(_common_words().get, _WORD.findall(text.lower())) if of and len(of) == 1
-    )
-    english, other = hits.pop("en", 0), max(hits.values(), default=0)
-    if english < MIN_COMMON_WORDS or english < COMMON_WORD_MARGIN * other:
+    hits = Counter(of[0] for of in map(_common_words().get, words) if of and len(of) == 1)
+    if not hits:
         return None
-    return Language("en", round(english / (english + other), 3), "common_words")
+    (best, n), *rest = hits.most_common(2)
+    other = rest[0][1] if rest else 0
+    if best not in COMMON_WORD_LANGUAGES or n < MIN_COMMON_WORDS or n < COMMON_WORD_MARGIN * other:
+        return None
+    return Language(best, round(n / (n + other), 3), "common_words")
 
 
 def detect_language(text: str) -> Language:
@@ -233,7 +240,7 @@ def detect_language(text: str) -> Language:
             return Language(fallback, share * 0.5, "script")
         return Language(lang, round(prob, 3), "langdetect")
     if script == "latin":
-        found = _wordfreq(text) if short else _english_by_common_words(window(text))
+        found = _wordfreq(text) if short else _by_common_words(window(text))
         if found is not None:
             return found
         lang, prob = _by_langdetect(text, LATIN_LANGUAGES, trials)
