@@ -34,4 +34,7 @@ class MarksPattern:
         self.full = re.compile(template.replace("{marks}", MARKS))
 
     def __call__(self, text: str) -> re.Pattern:
-        return self.full if text and max(text) > "\uffff" else self.bmp
+        return self.bmp if text.isascii() or _ASTRAL.search(text) is None else self.full
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # past U+FFFF: one class scan, cheaper than max(text)
