@@ -140,6 +140,7 @@ def test_shingles_are_words_for_latin_and_characters_for_cjk():
 
 texts_of_every_script = st.one_of(
     st.text(max_size=60),
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60),  # the ASCII path (tokens.py)
     st.lists(
         st.sampled_from([*"aZ9_ -.", "हिन्दी", "模型", "の", "한국", "\u0301", "ﬁ", "İ", "𝔘"]), max_size=16
     ).map("".join),

@@ -16,6 +16,7 @@ def test_words_count_chinese_and_japanese_characters_one_by_one_and_korean_by_sp
 @given(
     st.one_of(
         st.text(max_size=80),
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=80),
         st.lists(
             st.sampled_from([*"aZ9_ -é", "हिन्दी", "模型", "\u0301", "ﬁ", "İ", "ß", "𝔘"]), max_size=20
         ).map("".join),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from corpus_hygiene.language.scripts import char_class
+from corpus_hygiene.tokens import ascii_words
 from corpus_hygiene.unicode_marks import MarksPattern
 
 STOP_WORDS_PER_LANGUAGE = 100
@@ -73,8 +74,10 @@ def words(text: str) -> list[str]:
     >>> words("We use BERT-base 模型")
     ['we', 'use', 'bert', 'base', '模', '型']
     """
+    if text.isascii():
+        return list(ascii_words(text))
     folded = text.casefold()
-    if folded.isascii():
+    if folded.isascii():  # "ß" folds to "ss"
         return _ASCII_WORD.findall(folded)
     if _MARK(folded).search(folded) is None:
         return _WORD_NO_MARKS.findall(folded)

@@ -15,6 +15,7 @@ import unicodedata
 import numpy as np
 import pyarrow as pa
 
+from corpus_hygiene.tokens import ascii_words
 from corpus_hygiene.unicode_marks import MarksPattern
 
 _NOT_ALNUM = MarksPattern(r"[^\w{marks}]+|_+")
@@ -30,6 +31,8 @@ def dedup_key(text: str) -> str:
     >>> dedup_key("कम") == dedup_key("काम")  # "less", "work": a vowel sign apart
     False
     """
+    if text.isascii():
+        return "".join(ascii_words(text))
     norm = unicodedata.normalize("NFKC", text).casefold()
     if norm.isascii() or _MARK(norm).search(norm) is None:
         return _NOT_ALNUM_NO_MARKS.sub("", norm)

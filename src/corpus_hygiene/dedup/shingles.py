@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from corpus_hygiene.language.scripts import CJK_CHARS
+from corpus_hygiene.tokens import ascii_words
 from corpus_hygiene.unicode_marks import MarksPattern
 
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
@@ -28,6 +29,9 @@ def shingles(text: str, word_n: int = 2, char_n: int = 2) -> frozenset[str]:
     >>> sorted(shingles("我们提出方法"))
     ['们提', '出方', '我们', '提出', '方法']
     """
+    if text.isascii():
+        words = ascii_words(text)
+        return frozenset(_ngrams(words, word_n, " ")) if words else frozenset()
     norm = unicodedata.normalize("NFKC", text).casefold()
     out: set[str] = set()
     words: list[str] = []
