@@ -34,7 +34,6 @@ _CJK = char_class("kana", "han", "thai")  # no spaces between words
 _WORD = MarksPattern(f"[{_CJK}]|(?:[^\\W_{_CJK}]|[" + "{marks}])+")
 # the same words where the text has no combining mark (one class a character, twice as fast), or is ASCII
 _WORD_NO_MARKS = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
-_ASCII_WORD = re.compile("[a-z0-9]+")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _MARK = MarksPattern("[{marks}]")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -78,7 +77,7 @@ def words(text: str) -> list[str]:
         return list(ascii_words(text))
     folded = text.casefold()
     if folded.isascii():  # "ß" folds to "ss"
-        return _ASCII_WORD.findall(folded)
+        return list(ascii_words(folded))
     if _MARK(folded).search(folded) is None:
         return _WORD_NO_MARKS.findall(folded)
     return _WORD(folded).findall(folded)

@@ -1,10 +1,6 @@
-"""The words of an ASCII text, split once a record.
-
-The dedup key, the shingles and the quality signals each read a text's words; on ASCII text their
-patterns agree (lower-cased runs of letters and digits: the property tests of tests/test_dedup.py and
-tests/test_signals.py hold each to its general pattern), so the per-file stage, which asks for all three
-of one text in a row, splits it once: the last few texts' words are kept.
-"""
+"""The words of an ASCII text, split once a record: the dedup key, the shingles and the signals read the
+same lower-cased runs of letters and digits there (their property tests hold each to its general pattern),
+and the per-file stage asks for all three of one text in a row, so the last few texts' words are kept."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ class Signer:
     """Holds the shared permutations for one config; ``sign`` is then one numpy pass."""
 
     def __init__(self, config: DedupConfig) -> None:
-        self.config = config
         template = MinHash(
             num_perm=config.num_perm, seed=config.seed, hashfunc=xxhash.xxh32_intdigest, scheme="affine32"
         )

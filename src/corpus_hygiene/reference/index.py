@@ -186,7 +186,7 @@ def load_all(
 ) -> list[IndexedReference]:
     """The references' indexes; the folder's other indexes (references gone or changed) are removed."""
     indexed = [load(ref, config, params, folder) for ref in refs]
-    used = {p for ref in refs for p in (index_path(folder, ref, config, params),)}
+    used = {index_path(folder, ref, config, params) for ref in refs}
     used |= {_items_path(p) for p in used}
     for path in set(folder.glob("*.arrow")) - used if folder.is_dir() else ():
         path.unlink(missing_ok=True)
