@@ -156,18 +156,18 @@ def test_udhr_every_length_at_least_seeded_langdetect_and_long_paragraphs_right(
 
 def test_no_udhr_line_is_taken_for_another_language_by_its_common_words():
     from benchmarks.bench_language import UDHR, udhr_texts
-    from corpus_hygiene.language.detect import COMMON_WORD_LANGUAGES, _by_common_words, window
+    from corpus_hygiene.language.detect import COMMON_WORD_LANGUAGES, _by_common_words
 
     if not UDHR.is_dir():
         pytest.skip("../shared/lid/udhr is not present")
-    pairs = {(code, found.code) for code, line in udhr_texts() if (found := _by_common_words(window(line)))}
+    pairs = {(code, found.code) for code, line in udhr_texts() if (found := _by_common_words(line))}
     assert {found for _, found in pairs} == COMMON_WORD_LANGUAGES  # each decides some of its own lines
     assert {(code, found) for code, found in pairs if code != found} == set()
 
 
 def test_held_out_abstracts_are_taken_for_their_own_language_by_their_common_words():
     from benchmarks.corpora import load_pools
-    from corpus_hygiene.language.detect import _by_common_words, window
+    from corpus_hygiene.language.detect import _by_common_words
 
     if not (SHARED / "corpora").is_dir():
         pytest.skip("../shared/corpora is not present")
@@ -176,7 +176,7 @@ def test_held_out_abstracts_are_taken_for_their_own_language_by_their_common_wor
         for lang, texts in load_pools().items()
         if lang not in ("zh", "ja")  # the script decides these first
         for text in texts
-        if (found := _by_common_words(window(text)))
+        if (found := _by_common_words(text))
     ]
     assert len(decided) > 4000
     # a pool's text in another language (a German abstract among the English ones) is no miss: langdetect

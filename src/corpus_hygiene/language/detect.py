@@ -12,9 +12,9 @@ random unless seeded. So, in order:
 4. Latin script. Short text (a header label, a heading): when every word is a known word of one
    language's wordfreq list and that language scores best, it decides; otherwise langdetect chooses
    among the Latin-script languages. Longer text: English, German, French, Spanish, Portuguese or Italian
-   when its common words say so clearly (most abstracts are in one of them); else langdetect on a window
-   a quarter into the text (a licence line or an HTTP header before the abstract does not decide); a
-   weak decision reads the whole text.
+   when its common words say so clearly (most abstracts are in one of them); else langdetect. Both read
+   a window a quarter into the text first (a licence line or an HTTP header before the abstract does not
+   decide); an undecided window's common words, or langdetect's weak decision, read the whole text.
 5. Letters of any other script go to langdetect unrestricted: never straight to "und".
 Codes are ISO 639-1 (``zh`` for both Chinese scripts); "und" only when there are too few letters.
 """
@@ -58,8 +58,9 @@ LANGDETECT_SEED = 0
 # Short texts (few n-grams, a cheap call) get langdetect's default of 7.
 LANGDETECT_TRIALS = 1
 SHORT_TEXT_TRIALS = 7
-# A language by its common words (``_by_common_words``): among a window's words that are in one language's
-# 50 most frequent only, the language's at least 4 and three times any other language's. Only English
+# A language by its common words (``_by_common_words``): among a window's words (the whole text's when the
+# window does not decide) that are in one language's 50 most frequent only, the language's at least 4
+# and three times any other language's. Only English
 # and the Latin-script languages of the language targets decide so: a language langdetect knows and
 # wordfreq lacks reads as its relative's common words (UDHR lines: Afrikaans as Dutch, Welsh as Latvian,
 # Somali as Turkish; Slovene as the Serbo-Croatian list). tests/test_language.py holds it to no UDHR line or
@@ -183,11 +184,19 @@ def _common_words() -> dict[str, tuple[str, ...]]:
 
 
 def _by_common_words(text: str) -> Language | None:
-    """One of ``COMMON_WORD_LANGUAGES``, when the text's common words clearly say so; None to ask langdetect.
+    """One of ``COMMON_WORD_LANGUAGES``, when the common words of langdetect's window clearly say so, or
+    else those of the text (a window of 300 characters holds few); None to ask langdetect."""
+    if (found := _common_words_say(window(text))) is None and len(text) > PREFIX_CHARS:
+        found = _common_words_say(text[:WHOLE_TEXT_CHARS])
+    return found
 
-    >>> _by_common_words("We show that the model learns the task from a few of the examples.")
+
+def _common_words_say(text: str) -> Language | None:
+    """One of ``COMMON_WORD_LANGUAGES``, when the text's common words clearly say so.
+
+    >>> _common_words_say("We show that the model learns the task from a few of the examples.")
     Language(code='en', confidence=1.0, method='common_words')
-    >>> _by_common_words("Nous montrons que le modèle apprend la tâche avec peu d'exemples, et qu'il est sûr")
+    >>> _common_words_say("Nous montrons que le modèle apprend la tâche avec peu d'exemples, et qu'il est")
     Language(code='fr', confidence=1.0, method='common_words')
     """
     # NFC first: decomposed text (a Vietnamese ``ệ`` as e + two marks) would split its words at the marks
@@ -241,7 +250,7 @@ def detect_language(text: str) -> Language:
             return Language(fallback, share * 0.5, "script")
         return Language(lang, round(prob, 3), "langdetect")
     if script == "latin":
-        found = _wordfreq(text) if short else _by_common_words(window(text))
+        found = _wordfreq(text) if short else _by_common_words(text)
         if found is not None:
             return found
         lang, prob = _by_langdetect(text, LATIN_LANGUAGES, trials)
