@@ -29,10 +29,11 @@ def top_words(lang: str, n: int, wordlist: str = "best") -> list[str]:
 
 
 @cache
-def _buckets(lang: str, wordlist: str) -> marisa_trie.RecordTrie:
-    """word → bucket (the word's frequency in centibels below 0)."""
-    pairs = ((word, (i,)) for i, words in enumerate(_read(lang, wordlist)) for word in words)
-    return marisa_trie.RecordTrie("<H", pairs)
+def _buckets(lang: str, wordlist: str) -> marisa_trie.BytesTrie:
+    """word → bucket (the word's frequency in centibels below 0), as two big-endian bytes, so that bytes
+    order is number order; each bucket's bytes are made once, not once a word."""
+    buckets = [(i.to_bytes(2, "big"), words) for i, words in enumerate(_read(lang, wordlist))]
+    return marisa_trie.BytesTrie((word, bucket) for bucket, words in buckets for word in words)
 
 
 @lru_cache(maxsize=65536)
@@ -43,4 +44,5 @@ def zipf(word: str, lang: str, wordlist: str = "best") -> float:
     if len(tokens) != 1 or smash_numbers(tokens[0]) != tokens[0]:
         return zipf_frequency(word, lang, wordlist)
     found = _buckets(lang, wordlist).get(tokens[0])
-    return cB_to_zipf(-max(found)[0]) if found else 0.0  # a word in two buckets: wordfreq keeps the last
+    # a word in two buckets: wordfreq keeps the last (the larger number)
+    return cB_to_zipf(-int.from_bytes(max(found), "big")) if found else 0.0
