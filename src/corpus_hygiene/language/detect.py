@@ -60,11 +60,10 @@ LANGDETECT_TRIALS = 1
 SHORT_TEXT_TRIALS = 7
 # A language by its common words (``_by_common_words``): among a window's words (the whole text's when the
 # window does not decide) that are in one language's 50 most frequent only, the language's at least 4
-# and three times any other language's. Only English
-# and the Latin-script languages of the language targets decide so: a language langdetect knows and
-# wordfreq lacks reads as its relative's common words (UDHR lines: Afrikaans as Dutch, Welsh as Latvian,
-# Somali as Turkish; Slovene as the Serbo-Croatian list). tests/test_language.py holds it to no UDHR line or
-# held-out abstract but the language's own.
+# and three times any other language's. Only English and the Latin-script languages of the language
+# targets decide so: a language langdetect knows and wordfreq lacks reads as its relative's common words
+# (UDHR lines: Afrikaans as Dutch, Welsh as Latvian, Somali as Turkish; Slovene as the Serbo-Croatian
+# list). tests/test_language.py holds it to no UDHR line or held-out abstract but the language's own.
 COMMON_WORD_LANGUAGES = frozenset({"en", "de", "fr", "es", "pt", "it"})
 COMMON_WORDS = 50
 MIN_COMMON_WORDS = 4
