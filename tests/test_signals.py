@@ -45,6 +45,21 @@ def test_stop_word_share_is_null_where_wordfreq_has_no_word_list():
     assert signals_of("我们的方法在数据集上的结果是最好的。", "zh").stopword_share > 0.2
 
 
+def test_stop_words_are_the_languages_most_frequent_words_in_wordfreq():
+    from wordfreq import available_languages, top_n_list
+
+    from corpus_hygiene.signals import STOP_WORDS_PER_LANGUAGE, stop_words
+
+    for lang in sorted(available_languages(wordlist="small")):
+        if lang in ("ko", "ta"):
+            continue
+        best = top_n_list(lang, 4 * STOP_WORDS_PER_LANGUAGE, "best")
+        if lang in ("zh", "ja"):
+            assert stop_words(lang) == {w for w in best if len(w) == 1}, lang
+        else:
+            assert stop_words(lang) == set(best[:STOP_WORDS_PER_LANGUAGE]), lang
+
+
 def test_the_longest_repeated_phrase_and_the_words_it_covers():
     assert repeated_ngram_share("we propose a model and we propose a loss".split()) == pytest.approx(6 / 9)
     assert repeated_ngram_share("one two three four".split()) == 0.0
