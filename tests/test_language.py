@@ -171,14 +171,12 @@ def test_held_out_abstracts_are_taken_for_their_own_language_by_their_common_wor
 
     if not (SHARED / "corpora").is_dir():
         pytest.skip("../shared/corpora is not present")
-    decided = [
-        (lang, found.code, text)
-        for lang, texts in load_pools().items()
-        if lang not in ("zh", "ja")  # the script decides these first
-        for text in texts
-        if (found := _by_common_words(text))
-    ]
-    assert len(decided) > 4000
+    pools = {lang: texts for lang, texts in load_pools().items() if lang not in ("zh", "ja")}  # by script
+    decided = [(lang, found.code, text) for lang, texts in pools.items() for text in texts
+               if (found := _by_common_words(text))]  # fmt: skip
+    # most abstracts need no langdetect: a window too thin to decide is read again whole
+    share = {lang: sum(d[0] == lang for d in decided) / len(texts) for lang, texts in pools.items()}
+    assert share["en"] > 0.99 and share["fr"] > 0.95 and share["pt"] > 0.9 and share["es"] > 0.8, share
     # a pool's text in another language (a German abstract among the English ones) is no miss: langdetect
     # reads it as we do
     wrong = [(lang, code, text[:60]) for lang, code, text in decided if code != lang and _top(text) != code]
