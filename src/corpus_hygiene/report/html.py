@@ -7,7 +7,6 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -17,7 +16,7 @@ from rapidfuzz.distance import Indel
 from corpus_hygiene.atomic import json_document, write_atomic
 from corpus_hygiene.language.scripts import CJK_CHARS
 from corpus_hygiene.report.charts import bars
-from corpus_hygiene.store.rows import columns
+from corpus_hygiene.store.rows import StagedTable, columns
 
 log = logging.getLogger(__name__)
 
@@ -135,12 +134,12 @@ _env.filters["short_path"] = short_path
 
 
 def render_run_report(
-    metrics: dict, quarantine: list[dict], duplicates: list[dict], records: Sequence[dict] = ()
+    metrics: dict, quarantine: list[dict], duplicates: list[dict], records: StagedTable | tuple = ()
 ) -> str:
     shown = duplicates[:MAX_ROWS]
     wanted = {d["canonical_id"] for d in shown}
-    canonical_texts = {
-        record_id: records[lo + k]["text_raw"]
+    canonical_texts = {  # a row's one column: ``records[i]`` would read every column of the row
+        record_id: records.column("text_raw", lo + k, lo + k + 1)[0]
         for lo, (ids,) in columns(records, "record_id")
         for k, record_id in enumerate(ids)
         if record_id in wanted
@@ -249,7 +248,7 @@ def write_reports(
     metrics: dict,
     quarantine: list[dict],
     duplicates: list[dict],
-    records: Sequence[dict] = (),
+    records: StagedTable | tuple = (),
 ) -> Path:
     """Write ``<run_id>.html``, ``<run_id>.metrics.json`` and refresh ``index.html``, each whole or not at
     all (``write_atomic``); return the page."""
