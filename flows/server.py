@@ -75,7 +75,7 @@ def start_prefect_server(log_path: Path, *, ui: bool, timeout: float = STARTUP_T
         )
     atexit.register(_stop, child)
     deadline = time.monotonic() + timeout
-    with httpx.Client(timeout=2) as client:  # one client: each new one loads the CA bundle (~35 ms CPU)
+    with httpx.Client(timeout=2) as client:  # one client: a new one a poll would load the CA bundle again
         while True:
             if child.poll() is not None:
                 raise ServerError(f"Prefect's server exited with code {child.returncode}; see {log_path}")

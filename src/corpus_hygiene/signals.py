@@ -95,7 +95,7 @@ def stop_words(lang: str) -> frozenset[str] | None:
         # wordfreq splits Korean words into morphemes (particles apart): no list of words; Tamil glues
         # its function words to the word as suffixes (UDHR paragraphs: median share 5%)
         return None
-    # the "small" list's top words are the "best" list's (tests/test_signals.py), a tenth of its bytes to read
+    # the "small" list's top words are the "best" list's (tests/test_signals.py), and it is the shorter read
     if lang in ("zh", "ja"):  # words are characters here: the single-character stop words
         return frozenset(w for w in top_words(lang, 4 * STOP_WORDS_PER_LANGUAGE, "small") if len(w) == 1)
     return frozenset(top_words(lang, STOP_WORDS_PER_LANGUAGE, "small"))
