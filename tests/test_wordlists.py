@@ -4,12 +4,13 @@ import random
 import subprocess
 import sys
 
+import marisa_trie
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from wordfreq import get_frequency_list, top_n_list, zipf_frequency
 
-from corpus_hygiene.wordlists import top_words, zipf
+from corpus_hygiene.wordlists import _buckets, top_words, trie_folder, zipf
 
 LISTS = [("en", "best"), ("de", "best"), ("hr", "best"), ("nb", "best"), ("fr", "small"), ("vi", "small")]
 
@@ -52,3 +53,39 @@ def test_a_run_keeps_none_of_wordfreqs_lists():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "0"]
+
+
+@pytest.fixture
+def fresh_tries(monkeypatch, tmp_path):
+    """Tries read anew from a cache folder of this test's."""
+
+    def forget():
+        _buckets.cache_clear()
+        zipf.cache_clear()
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    forget()
+    yield forget
+    monkeypatch.undo()
+    forget()
+
+
+def test_a_trie_is_stored_once_and_read_again_and_a_damaged_one_is_rebuilt(fresh_tries):
+    words = ["the", "model", "données", "qzxwv"]
+    expected = [zipf_frequency(w, "fr", "small") for w in words]
+    assert [zipf(w, "fr", "small") for w in words] == expected
+    path = trie_folder() / "fr-small.marisa"
+    stored = path.read_bytes()
+    fresh_tries()
+    assert [zipf(w, "fr", "small") for w in words] == expected  # read from the file
+    path.write_bytes(stored[: len(stored) // 2])
+    fresh_tries()
+    assert [zipf(w, "fr", "small") for w in words] == expected  # rebuilt, and stored whole again
+    assert path.read_bytes() == stored
+    assert marisa_trie.BytesTrie().mmap(str(path)).get("données")
+
+
+def test_an_unwritable_cache_folder_costs_the_build_only(fresh_tries, monkeypatch, tmp_path):
+    (tmp_path / "a file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
+    assert zipf("model", "en", "small") == zipf_frequency("model", "en", "small")

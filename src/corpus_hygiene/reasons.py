@@ -20,7 +20,6 @@ class Reason(StrEnum):
     OVERSIZED_FILE = "oversized_file"
     EMPTY_FILE = "empty_file"
     BINARY_FILE = "binary_file"
-    UNDECODABLE_FILE = "undecodable_file"
     # records
     NO_HEADER = "no_header"
     EMPTY_TEXT = "empty_text"

@@ -4,17 +4,23 @@ wordfreq caches every list it reads for the life of the process (``get_frequency
 ``zipf_frequency`` builds a dict of it beside (``get_frequency_dict``): a worker kept the "best" list
 of every language it met, for the few hundred words it looks up. Here a list is read with wordfreq's
 own reader, uncached, and kept only as what is needed of it: its top words, or a trie of word →
-frequency bucket (marisa-trie).
+frequency bucket (marisa-trie). A trie is built once a machine and memory-mapped from the user's cache
+folder after that: building one costs every process that reads the list a few tenths of a second.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cache, lru_cache
+from importlib.metadata import version
 from itertools import chain, islice
+from pathlib import Path
 
 import marisa_trie
 from wordfreq import cB_to_zipf, get_frequency_list, lossy_tokenize, smash_numbers, zipf_frequency
 from wordfreq.numbers import has_digit_sequence
+
+from corpus_hygiene.atomic import write_atomic
 
 
 def _read(lang: str, wordlist: str) -> list[list[str]]:
@@ -28,12 +34,30 @@ def top_words(lang: str, n: int, wordlist: str = "best") -> list[str]:
     return list(islice((w for w in words if not has_digit_sequence(w)), n))
 
 
+def trie_folder() -> Path:
+    """Where built tries are kept, per the versions that make their bytes (XDG's cache folder)."""
+    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(home, "corpus-hygiene", f"wordfreq-{version('wordfreq')}-marisa-{version('marisa-trie')}")
+
+
 @cache
 def _buckets(lang: str, wordlist: str) -> marisa_trie.BytesTrie:
     """word → bucket (the word's frequency in centibels below 0), as two big-endian bytes, so that bytes
-    order is number order; each bucket's bytes are made once, not once a word."""
+    order is number order. Read from the cache folder; a file missing or unreadable there is built again
+    (and stored when the folder is writable: a read-only home only costs the build)."""
+    path = trie_folder() / f"{lang}-{wordlist}.marisa"
+    try:
+        return marisa_trie.BytesTrie().mmap(str(path))
+    except (OSError, RuntimeError):  # marisa's format and I/O errors are RuntimeErrors
+        pass
     buckets = [(i.to_bytes(2, "big"), words) for i, words in enumerate(_read(lang, wordlist))]
-    return marisa_trie.BytesTrie((word, bucket) for bucket, words in buckets for word in words)
+    trie = marisa_trie.BytesTrie((word, bucket) for bucket, words in buckets for word in words)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, trie.tobytes())
+    except OSError:
+        pass
+    return trie
 
 
 @lru_cache(maxsize=65536)
