@@ -5,7 +5,7 @@ wordfreq caches every list it reads for the life of the process (``get_frequency
 of every language it met, for the few hundred words it looks up. Here a list is read with wordfreq's
 own reader, uncached, and kept only as what is needed of it: its top words, or a trie of word →
 frequency bucket (marisa-trie). A trie is built once a machine and memory-mapped from the user's cache
-folder after that: building one costs every process that reads the list a few tenths of a second.
+folder after that: building one costs far more than mapping it, and every process reads the lists.
 """
 
 from __future__ import annotations
