@@ -89,3 +89,16 @@ def test_an_unwritable_cache_folder_costs_the_build_only(fresh_tries, monkeypatc
     (tmp_path / "a file").write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a file"))
     assert zipf("model", "en", "small") == zipf_frequency("model", "en", "small")
+
+
+def test_a_relative_cache_folder_is_ignored_and_without_a_home_nothing_is_stored(
+    fresh_tries, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert trie_folder().is_relative_to(tmp_path / "home" / ".cache")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("os.path.expanduser", lambda path: path)  # no home to expand "~" to
+    assert trie_folder() is None
+    assert zipf("model", "en", "small") == zipf_frequency("model", "en", "small")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written to the working folder

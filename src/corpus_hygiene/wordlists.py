@@ -10,6 +10,7 @@ folder after that: building one costs far more than mapping it, and every proces
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import cache, lru_cache
 from importlib.metadata import version
@@ -34,9 +35,13 @@ def top_words(lang: str, n: int, wordlist: str = "best") -> list[str]:
     return list(islice((w for w in words if not has_digit_sequence(w)), n))
 
 
-def trie_folder() -> Path:
-    """Where built tries are kept, per the versions that make their bytes (XDG's cache folder)."""
-    home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+def trie_folder() -> Path | None:
+    """Where built tries are kept, per the versions that make their bytes: XDG's cache folder; None
+    when it is not an absolute path (a relative XDG_CACHE_HOME is ignored, as XDG says; no home)."""
+    home = os.environ.get("XDG_CACHE_HOME", "")
+    home = home if os.path.isabs(home) else os.path.expanduser("~/.cache")
+    if not os.path.isabs(home):
+        return None
     return Path(home, "corpus-hygiene", f"wordfreq-{version('wordfreq')}-marisa-{version('marisa-trie')}")
 
 
@@ -45,18 +50,17 @@ def _buckets(lang: str, wordlist: str) -> marisa_trie.BytesTrie:
     """word → bucket (the word's frequency in centibels below 0), as two big-endian bytes, so that bytes
     order is number order. Read from the cache folder; a file missing or unreadable there is built again
     (and stored when the folder is writable: a read-only home only costs the build)."""
-    path = trie_folder() / f"{lang}-{wordlist}.marisa"
-    try:
-        return marisa_trie.BytesTrie().mmap(str(path))
-    except (OSError, RuntimeError):  # marisa's format and I/O errors are RuntimeErrors
-        pass
+    folder = trie_folder()
+    path = folder / f"{lang}-{wordlist}.marisa" if folder else None
+    if path:
+        with contextlib.suppress(OSError, RuntimeError):  # missing, unreadable, damaged: built again
+            return marisa_trie.BytesTrie().mmap(str(path))
     buckets = [(i.to_bytes(2, "big"), words) for i, words in enumerate(_read(lang, wordlist))]
     trie = marisa_trie.BytesTrie((word, bucket) for bucket, words in buckets for word in words)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, trie.tobytes())
-    except OSError:
-        pass
+    if path:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, trie.tobytes())
     return trie
 
 
