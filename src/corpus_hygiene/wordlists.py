@@ -35,14 +35,18 @@ def top_words(lang: str, n: int, wordlist: str = "best") -> list[str]:
     return list(islice((w for w in words if not has_digit_sequence(w)), n))
 
 
+@cache
+def _makers() -> str:
+    """The versions that make a trie's bytes (each lookup scans the installed distributions)."""
+    return f"wordfreq-{version('wordfreq')}-marisa-{version('marisa-trie')}"
+
+
 def trie_folder() -> Path | None:
-    """Where built tries are kept, per the versions that make their bytes: XDG's cache folder; None
-    when it is not an absolute path (a relative XDG_CACHE_HOME is ignored, as XDG says; no home)."""
+    """Where built tries are kept, per ``_makers``: XDG's cache folder; None when it is not an absolute
+    path (a relative XDG_CACHE_HOME is ignored, as XDG says; no home)."""
     home = os.environ.get("XDG_CACHE_HOME", "")
     home = home if os.path.isabs(home) else os.path.expanduser("~/.cache")
-    if not os.path.isabs(home):
-        return None
-    return Path(home, "corpus-hygiene", f"wordfreq-{version('wordfreq')}-marisa-{version('marisa-trie')}")
+    return Path(home, "corpus-hygiene", _makers()) if os.path.isabs(home) else None
 
 
 @cache
